@@ -1,0 +1,135 @@
+"""Citation references and what a store knows about each cited id."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: The largest id a store can hold (Postgres bigint). A larger id is dangling without a query.
+MAX_SOURCE_ID = 2**63 - 1
+
+
+class EvidenceKind(StrEnum):
+    """The three kinds of evidence a draft may cite."""
+
+    OBS = "OBS"
+    DOC = "DOC"
+    EVT = "EVT"
+
+
+class CitationRef(NamedTuple):
+    """One distinct cited id: the unit of resolution, redaction and the ledger."""
+
+    kind: EvidenceKind
+    #: Non-negative; may exceed ``MAX_SOURCE_ID`` (then it is dangling without a query).
+    id: int
+
+    @property
+    def label(self) -> str:
+        """``OBS-99``: how a reason names a citation."""
+        return f"{self.kind.value}-{self.id}"
+
+    @property
+    def token(self) -> str:
+        """``[OBS-99]``: the inline form."""
+        return f"[{self.kind.value}-{self.id}]"
+
+    @property
+    def queryable(self) -> bool:
+        """Whether a store could hold this id at all."""
+        return 0 <= self.id <= MAX_SOURCE_ID
+
+
+class EvidenceRecord(BaseModel):
+    """What the store returned for one id of the asked tenant.
+
+    A store returns records of the asked tenant only; an id that exists only in another tenant is
+    simply absent, so the core cannot tell the two apart and never needs to.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    ref: CitationRef
+    #: ``None``: every principal of the tenant may see it. A tuple admits exactly its entries
+    #: (``"user:<id>"``, ``"group:<g>"``); an empty tuple admits nobody. A document stored with no
+    #: ``acl`` field at all is returned as ``()`` by its adapter, so it fails closed.
+    acl: tuple[str, ...] | None
+    revoked_at: datetime | None = None
+    #: ``summary`` for OBS/EVT, ``text`` for DOC: what a quote is checked against.
+    text: str | None = None
+    #: Documents only.
+    title: str | None = None
+
+
+class Resolution(StrEnum):
+    """The first outcome that applies to a cited id (contract §3.4), in this order."""
+
+    DANGLING = "dangling"
+    REVOKED = "revoked"
+    ACL_REDACTED = "acl_redacted"
+    NOT_IN_RETRIEVAL = "not_in_retrieval"
+    RESOLVED = "resolved"
+
+
+class QuoteCheck(StrEnum):
+    """How a citation's quote compares with its source text (contract §3.6)."""
+
+    NONE = "none"
+    EXACT = "exact"
+    TOLERANT = "tolerant"
+    MISMATCH = "mismatch"
+
+
+class Principal(BaseModel):
+    """Who asked: the reader whose visibility bounds every output."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    user_id: str = Field(min_length=1)
+    groups: tuple[str, ...] = ()
+
+    def acl_entries(self) -> frozenset[str]:
+        """The ACL entries that admit this principal."""
+        return frozenset({f"user:{self.user_id}", *(f"group:{g}" for g in self.groups)})
+
+
+def may_see(acl: tuple[str, ...] | None, principal: Principal) -> bool:
+    """Contract §8: ``None`` admits the whole tenant; a list admits exact, case-sensitive matches."""
+    if acl is None:
+        return True
+    return not principal.acl_entries().isdisjoint(acl)
+
+
+def is_revoked(revoked_at: datetime | None, now: datetime) -> bool:
+    """Revoked means ``revoked_at`` is set and not in the future."""
+    return revoked_at is not None and revoked_at <= now
+
+
+def resolve(
+    ref: CitationRef,
+    record: EvidenceRecord | None,
+    principal: Principal,
+    retrieval: frozenset[CitationRef] | None,
+    now: datetime,
+) -> Resolution:
+    """The first outcome of contract §3.4 that applies to one id.
+
+    ``retrieval`` is ``None`` when the envelope bound nothing; an empty set binds every citation.
+    A hidden id is therefore never reported as ``not_in_retrieval``.
+    """
+    if record is None or not ref.queryable:
+        return Resolution.DANGLING
+    if is_revoked(record.revoked_at, now):
+        return Resolution.REVOKED
+    if not may_see(record.acl, principal):
+        return Resolution.ACL_REDACTED
+    if retrieval is not None and ref not in retrieval:
+        return Resolution.NOT_IN_RETRIEVAL
+    return Resolution.RESOLVED
+
+
+#: Resolutions whose citations are removed from every user-facing output.
+HIDDEN = frozenset({Resolution.REVOKED, Resolution.ACL_REDACTED})

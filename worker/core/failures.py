@@ -1,0 +1,42 @@
+"""Failure codes and reasons: a failed rule is a value with a code and a field path."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+
+class FailureCode(StrEnum):
+    """Every failure code of contract §3, in the order the contract lists them."""
+
+    MALFORMED_OUTPUT = "malformed_output"
+    SCHEMA_INVALID = "schema_invalid"
+    PUBLISHED_STATUS = "published_status"
+    AUTO_APPLY_NOT_ALLOWED = "auto_apply_not_allowed"
+    DANGLING_CITATION = "dangling_citation"
+    NOT_IN_RETRIEVAL = "not_in_retrieval"
+    UNCITED_CLAIM = "uncited_claim"
+    QUOTE_MISMATCH = "quote_mismatch"
+    UNSUPPORTED_ANSWER = "unsupported_answer"
+    AGENT_NO_GROUNDING = "agent_no_grounding"
+    REGENERATION_TIMEOUT = "regeneration_timeout"
+
+
+class Failure(BaseModel):
+    """One reason a draft is not grounded.
+
+    ``citation``, ``detail`` and ``raw_excerpt`` go to the agent (regenerate request) only; the
+    could-not-ground event keeps ``code`` and ``path``. None of them ever names a hidden id.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    code: FailureCode
+    #: Field path in the agent output, e.g. ``timeline[2].text`` or ``grounding.observations[0]``.
+    path: str | None = None
+    #: ``OBS-99``: only for dangling / not-in-retrieval / quote-mismatch citations (never hidden ones).
+    citation: str | None = None
+    detail: str | None = None
+    #: Only for ``malformed_output``: the redacted, cut raw text (contract §3.1).
+    raw_excerpt: str | None = None

@@ -1,0 +1,44 @@
+"""Per-tenant policy: what to do with support lost to redaction, and the auto-apply threshold."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_HEDGE_SENTENCE = "This statement could not be verified against sources you can access."
+
+
+class LostSupportPolicy(StrEnum):
+    """Contract §3.7: a unit whose support was lost only through redaction or revocation."""
+
+    HEDGE = "hedge"
+    OMIT = "omit"
+    REFUSE = "refuse"
+
+
+class TenantPolicy(BaseModel):
+    """One tenant's grounding policy. ``version`` is echoed on every output."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: str = "default-1"
+    lost_support: LostSupportPolicy = LostSupportPolicy.HEDGE
+    hedge_sentence: str = DEFAULT_HEDGE_SENTENCE
+    auto_apply_threshold: float = Field(default=0.9, ge=0.0, le=1.0)
+    #: Seconds an agent has to answer a regenerate request.
+    regeneration_deadline_s: float = Field(default=120.0, gt=0)
+
+
+class PolicyBook(BaseModel):
+    """Policies for every tenant, with a default for tenants not listed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    default: TenantPolicy = TenantPolicy()
+    tenants: Mapping[str, TenantPolicy] = Field(default_factory=dict)
+
+    def for_tenant(self, tenant_id: str) -> TenantPolicy:
+        """The tenant's policy, or the default."""
+        return self.tenants.get(tenant_id, self.default)
