@@ -1,0 +1,99 @@
+"""Dead-letter records (contract §7): original key and value bytes, plus ``dlq.*`` headers.
+
+A draft that was already replayed arrives carrying the ``dlq.original.*`` headers of its first
+failure and a ``dlq.replay.count``; if it fails again, those are carried over unchanged so on-call
+always sees where the draft first came from and how often it has been replayed.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import NamedTuple
+
+from worker.stream.records import Headers, Incoming
+
+ORIGINAL_TOPIC = "dlq.original.topic"
+ORIGINAL_PARTITION = "dlq.original.partition"
+ORIGINAL_OFFSET = "dlq.original.offset"
+ORIGINAL_TIMESTAMP = "dlq.original.timestamp"
+ERROR_CLASS = "dlq.error.class"
+ERROR_MESSAGE = "dlq.error.message"
+FAILED_AT = "dlq.failed_at"
+WORKER_VERSION = "dlq.worker.version"
+REPLAY_COUNT = "dlq.replay.count"
+
+ORIGINAL_HEADERS = (ORIGINAL_TOPIC, ORIGINAL_PARTITION, ORIGINAL_OFFSET, ORIGINAL_TIMESTAMP)
+#: Every header this module writes; any earlier copy of these is replaced, never duplicated.
+DLQ_HEADERS = (
+    *ORIGINAL_HEADERS,
+    ERROR_CLASS,
+    ERROR_MESSAGE,
+    FAILED_AT,
+    WORKER_VERSION,
+    REPLAY_COUNT,
+)
+
+#: Dead-letter messages are for operators, but are still cut to keep headers small.
+MAX_MESSAGE_CHARS = 1000
+
+
+class ErrorClass(StrEnum):
+    """``dlq.error.class`` values (contract §7)."""
+
+    MALFORMED_ENVELOPE = "malformed_envelope"
+    UNSUPPORTED_SCHEMA_VERSION = "unsupported_schema_version"
+    OVERSIZED = "oversized"
+    IDENTITY_MISMATCH = "identity_mismatch"
+    INFRA_UNAVAILABLE = "infra_unavailable"
+    INTERNAL_ERROR = "internal_error"
+
+
+class DeadLetter(NamedTuple):
+    """A record to append to the dead-letter topic."""
+
+    key: bytes | None
+    value: bytes
+    headers: Headers
+
+
+def replay_count(incoming: Incoming) -> int:
+    """How many times this record has been replayed from the dead-letter topic already."""
+    raw = incoming.header(REPLAY_COUNT)
+    if raw is None:
+        return 0
+    try:
+        return max(0, int(raw.decode("ascii")))
+    except (UnicodeDecodeError, ValueError):
+        return 0
+
+
+def dead_letter(
+    incoming: Incoming,
+    error_class: ErrorClass,
+    message: str,
+    *,
+    failed_at_ms: int,
+    worker_version: str,
+) -> DeadLetter:
+    """The dead letter for ``incoming``: bytes untouched, origin and reason in headers."""
+    carried = all(incoming.header(h) is not None for h in ORIGINAL_HEADERS)
+    if carried:
+        origin = [(h, incoming.header(h) or b"") for h in ORIGINAL_HEADERS]
+    else:
+        origin = [
+            (ORIGINAL_TOPIC, incoming.topic.encode()),
+            (ORIGINAL_PARTITION, str(incoming.partition).encode()),
+            (ORIGINAL_OFFSET, str(incoming.offset).encode()),
+            (ORIGINAL_TIMESTAMP, str(incoming.timestamp_ms).encode()),
+        ]
+    kept = [(k, v) for k, v in incoming.headers if k not in DLQ_HEADERS]
+    headers = (
+        *kept,
+        *origin,
+        (ERROR_CLASS, error_class.value.encode()),
+        (ERROR_MESSAGE, message[:MAX_MESSAGE_CHARS].encode("utf-8", "replace")),
+        (FAILED_AT, str(failed_at_ms).encode()),
+        (WORKER_VERSION, worker_version.encode()),
+        (REPLAY_COUNT, str(replay_count(incoming)).encode()),
+    )
+    return DeadLetter(key=incoming.key, value=incoming.value, headers=headers)

@@ -1,0 +1,42 @@
+"""What the stream loop knows about one consumed record, as a plain value."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+Headers = tuple[tuple[str, bytes], ...]
+
+#: W3C trace context headers propagated from a draft to every message derived from it.
+TRACE_HEADERS = ("traceparent", "tracestate")
+
+
+class Incoming(NamedTuple):
+    """One record of ``agent.drafts`` as consumed, bytes untouched."""
+
+    topic: str
+    partition: int
+    offset: int
+    #: Record timestamp, milliseconds since the epoch.
+    timestamp_ms: int
+    key: bytes | None
+    value: bytes
+    headers: Headers
+
+    def header(self, name: str) -> bytes | None:
+        """The last value of header ``name``, or ``None``."""
+        found: bytes | None = None
+        for k, v in self.headers:
+            if k == name:
+                found = v
+        return found
+
+
+def normalize_headers(raw: Iterable[tuple[str, bytes | None]] | None) -> Headers:
+    """Kafka headers as a tuple of ``(str, bytes)``; a null header value becomes ``b""``."""
+    return tuple((k, v if v is not None else b"") for k, v in (raw or ()))
+
+
+def trace_headers(incoming: Incoming) -> Headers:
+    """The trace-context headers of a draft, to copy onto every derived message."""
+    return tuple((k, v) for k, v in incoming.headers if k in TRACE_HEADERS)
