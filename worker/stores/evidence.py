@@ -1,0 +1,48 @@
+"""The evidence port over both stores: OBS and EVT from Postgres, DOC from MongoDB, at once.
+
+A ``fetch`` is one batch for one tenant; Postgres' per-table queries and MongoDB's ``find`` run
+concurrently, so a batch costs the slowest single query, not their sum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Collection, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+
+from worker.core.evidence import CitationRef, EvidenceRecord
+from worker.core.ports import EvidenceStore
+from worker.settings import Settings
+from worker.stores.concurrency import gather_all
+from worker.stores.mongo import MongoEvidence
+from worker.stores.postgres import PostgresEvidence
+
+
+class CompositeEvidence:
+    """Routes each kind to its store; implements ``worker.core.ports.EvidenceStore``."""
+
+    def __init__(self, postgres: EvidenceStore, mongo: EvidenceStore) -> None:
+        self._postgres = postgres
+        self._mongo = mongo
+
+    async def fetch(
+        self, tenant_id: str, refs: Collection[CitationRef]
+    ) -> Mapping[CitationRef, EvidenceRecord]:
+        """Records of ``tenant_id`` among ``refs``; each adapter skips kinds it does not hold.
+
+        Either store failing fails the whole call (never a partial, "mostly absent" answer that
+        would turn an outage into dangling verdicts).
+        """
+        asked = frozenset(refs)
+        from_postgres, from_mongo = await gather_all(
+            self._postgres.fetch(tenant_id, asked), self._mongo.fetch(tenant_id, asked)
+        )
+        return {**from_postgres, **from_mongo}
+
+
+@asynccontextmanager
+async def open_evidence(settings: Settings) -> AsyncIterator[CompositeEvidence]:
+    """Both adapters, opened together and closed in reverse order."""
+    async with AsyncExitStack() as stack:
+        postgres = await stack.enter_async_context(PostgresEvidence.connect(settings))
+        mongo = await stack.enter_async_context(MongoEvidence.connect(settings))
+        yield CompositeEvidence(postgres, mongo)

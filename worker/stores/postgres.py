@@ -1,0 +1,173 @@
+"""Postgres adapter: OBS and EVT look-ups and the citation ledger, over one asyncpg pool.
+
+One ``SELECT`` per (tenant, table) per ``fetch`` call, tenant-bound in its ``WHERE`` clause, so a
+batch of drafts costs one round trip per table and an id of another tenant is simply absent.
+Driver errors become ``worker.faults`` in ``_store_faults`` and nowhere else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from contextlib import asynccontextmanager, contextmanager
+from decimal import Decimal
+from typing import Any
+
+import asyncpg
+
+from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
+from worker.faults import StoreUnavailable
+from worker.settings import Settings
+from worker.stores.concurrency import gather_all
+from worker.stores.identifiers import quote_identifier
+from worker.stores.ledger_rows import LedgerRecord
+from worker.stores.rows import parse_sql_row, queryable_ids
+
+#: A callback run on every new pooled connection (tests use it to attach a query logger).
+ConnectionInit = Callable[[Any], Awaitable[None]]
+
+#: Errors that mean "the store is not serving right now": retry, never decide.
+_UNAVAILABLE: tuple[type[BaseException], ...] = (
+    OSError,  # refused, reset, unreachable
+    TimeoutError,  # asyncio.wait_for and asyncpg's command/connect timeouts
+    asyncpg.exceptions.PostgresConnectionError,  # SQLSTATE 08: incl. ConnectionDoesNotExistError
+    asyncpg.exceptions.OperatorInterventionError,  # 57: admin/crash shutdown, cannot connect now
+    asyncpg.exceptions.InsufficientResourcesError,  # 53: too many connections, disk full
+    asyncpg.exceptions.InvalidAuthorizationSpecificationError,  # 28: fixed by the operator
+    asyncpg.exceptions.InvalidCatalogNameError,  # 3D000: database missing
+    asyncpg.exceptions.UndefinedTableError,  # 42P01: `grounding-worker migrate` not run yet
+)
+
+
+@contextmanager
+def _store_faults(what: str) -> Iterator[None]:
+    """Translate driver errors into ``StoreUnavailable``; let everything else through."""
+    try:
+        yield
+    except StoreUnavailable:
+        raise
+    except _UNAVAILABLE as exc:
+        raise StoreUnavailable(f"postgres: {what}: {type(exc).__name__}: {exc}") from exc
+    except asyncpg.exceptions.InterfaceError as exc:
+        # "connection is closed" / "pool is closing": the socket went away under us.
+        if "closed" not in str(exc) and "closing" not in str(exc):
+            raise
+        raise StoreUnavailable(f"postgres: {what}: {type(exc).__name__}: {exc}") from exc
+
+
+class PostgresEvidence:
+    """The Postgres half of the evidence port, plus the ledger writer.
+
+    Build it with ``async with PostgresEvidence.connect(settings) as pg``. The pool connects
+    lazily and replaces dead connections on acquire, so it outlives a Postgres restart.
+    """
+
+    def __init__(self, pool: Any, settings: Settings) -> None:
+        self._pool = pool
+        self._timeout = settings.store_timeout_s
+        self._tables = {
+            EvidenceKind.OBS: settings.observations_table,
+            EvidenceKind.EVT: settings.events_table,
+        }
+        self._select = {
+            kind: (
+                f"SELECT id, acl, revoked_at, summary FROM {quote_identifier(table)}"  # noqa: S608 - validated, quoted identifier
+                " WHERE tenant_id = $1 AND id = ANY($2::bigint[])"
+            )
+            for kind, table in self._tables.items()
+        }
+        self._ledger_table = settings.ledger_table
+        self._insert_ledger = (
+            f"INSERT INTO {quote_identifier(settings.ledger_table)}"  # noqa: S608 - validated, quoted identifier
+            " (tenant_id, turn_id, draft_id, attempt, outcome, policy_version, event_id,"
+            " kind, source_id, resolution, quote_check, paths)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+            " ON CONFLICT (tenant_id, turn_id, draft_id, kind, source_id) DO NOTHING"
+        )
+
+    @classmethod
+    @asynccontextmanager
+    async def connect(
+        cls, settings: Settings, *, init: ConnectionInit | None = None
+    ) -> AsyncIterator[PostgresEvidence]:
+        """Open the pool (no connection yet: a worker may start while Postgres is down)."""
+        with _store_faults("create pool"):
+            pool = await asyncpg.create_pool(
+                settings.postgres_dsn.get_secret_value(),
+                min_size=0,
+                max_size=settings.postgres_pool_size,
+                timeout=settings.store_timeout_s,  # connect timeout: fail fast during an outage
+                command_timeout=settings.store_timeout_s,
+                init=init,
+                server_settings={"application_name": settings.app_id},
+            )
+        try:
+            yield cls(pool, settings)
+        finally:
+            try:
+                await asyncio.wait_for(pool.close(), settings.store_timeout_s)
+            except (TimeoutError, OSError, asyncpg.exceptions.PostgresError):
+                pool.terminate()
+
+    @property
+    def pool(self) -> Any:
+        """The asyncpg pool, for the migration runner and the demo seeder."""
+        return self._pool
+
+    async def fetch(
+        self, tenant_id: str, refs: Collection[CitationRef]
+    ) -> Mapping[CitationRef, EvidenceRecord]:
+        """Records of ``tenant_id`` among the OBS and EVT ``refs``; other kinds are ignored."""
+        queries = [
+            self._fetch_table(tenant_id, kind, ids)
+            for kind in self._tables
+            if (ids := queryable_ids(refs, kind))
+        ]
+        parts = await gather_all(*queries)
+        return {record.ref: record for part in parts for record in part}
+
+    async def _fetch_table(
+        self, tenant_id: str, kind: EvidenceKind, ids: list[int]
+    ) -> list[EvidenceRecord]:
+        table = self._tables[kind]
+        with _store_faults(f"select from {table}"):
+            rows = await asyncio.wait_for(
+                self._pool.fetch(self._select[kind], tenant_id, ids), self._timeout
+            )
+        return [parse_sql_row(table, kind, row) for row in rows]
+
+    async def write_ledger(self, rows: Sequence[LedgerRecord]) -> None:
+        """Insert ledger rows; rows already present (a replayed batch) are left alone.
+
+        One prepared statement pipelined over the batch, atomic (asyncpg wraps ``executemany``
+        in a transaction), so a failed batch leaves nothing half-written to retry around.
+        """
+        if not rows:
+            return
+        args = [
+            (
+                r.tenant_id,
+                r.turn_id,
+                r.draft_id,
+                r.attempt,
+                r.outcome,
+                r.policy_version,
+                r.event_id,
+                r.kind.value,
+                Decimal(r.source_id),  # exact: numeric, may exceed a bigint
+                r.resolution.value,
+                r.quote_check.value,
+                list(r.paths),
+            )
+            for r in rows
+        ]
+        with _store_faults(f"insert into {self._ledger_table}"):
+            await asyncio.wait_for(self._pool.executemany(self._insert_ledger, args), self._timeout)
