@@ -80,6 +80,8 @@ class Settings(BaseSettings):
     web_host: str = "127.0.0.1"
     data_dir: Path = Path(".faust-data")
     log_level: str = "INFO"
+    #: Run the ledger sink (citations.ledger -> Postgres) inside the worker process.
+    run_ledger_sink: bool = True
     log_json: bool = True
 
     # --- replay ----------------------------------------------------------------------------------

@@ -1,0 +1,223 @@
+"""The Faust application: one agent on ``agent.drafts``, a deadline timer, health and metrics.
+
+The agent is a thin loop (decode the batch, hand it to :class:`BatchProcessor`, let Faust ack).
+Faust specifics that shape it (see STYLE.md):
+
+- ``take_events(n, within=...)`` acks the whole batch even when the body raises, so the body never
+  raises: faults are retried inside, poison is dead-lettered inside, and a failure of the batch as
+  a whole dead-letters its records rather than acknowledging them silently.
+- One agent instance (``concurrency=1``): throughput comes from batching store queries, never from
+  concurrent tasks that could commit past a draft still in flight (faust #606).
+- At-least-once processing; every output has a deterministic ``event_id`` and the ledger sink is
+  idempotent, so a redelivered draft changes nothing downstream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from datetime import UTC, datetime
+from typing import Any
+
+import faust
+import structlog
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from worker import __version__
+from worker.core.policy import PolicyBook
+from worker.core.ports import EvidenceStore
+from worker.metrics import Metrics
+from worker.settings import Settings
+from worker.stream.deadlines import DeadlineScanner
+from worker.stream.dlq import ErrorClass, dead_letter
+from worker.stream.pipeline import BatchProcessor
+from worker.stream.publisher import ProducerPublisher
+from worker.stream.records import Incoming, normalize_headers
+from worker.stream.topic_specs import FRAMING_BYTES
+from worker.stream.turn_table import FaustTurnStore
+
+log = structlog.get_logger("worker.app")
+
+EvidenceFactory = Callable[[Settings], AbstractAsyncContextManager[EvidenceStore]]
+
+#: The deadline scanner also re-reads the whole table this often (recovered state, expiry).
+FULL_SCAN_EVERY_S = 30.0
+
+
+def to_incoming(event: Any) -> Incoming:
+    """A Faust event as a plain value, with the record's own bytes (never re-serialised)."""
+    msg = event.message
+    return Incoming(
+        topic=msg.topic,
+        partition=msg.partition,
+        offset=msg.offset,
+        timestamp_ms=int(msg.timestamp * 1000),
+        key=msg.key,
+        value=msg.value if msg.value is not None else b"",
+        headers=normalize_headers(msg.headers),
+    )
+
+
+def build_app(
+    settings: Settings,
+    *,
+    evidence_factory: EvidenceFactory,
+    policies: PolicyBook,
+    metrics: Metrics,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> faust.App:
+    """Compose the worker's Faust app from its settings and its adapters."""
+    inbound_max = 2 * settings.max_draft_bytes + FRAMING_BYTES
+    app = faust.App(
+        settings.app_id,
+        broker=f"kafka://{settings.kafka_bootstrap_servers}",
+        store="memory://",
+        autodiscover=False,
+        processing_guarantee="at_least_once",
+        topic_partitions=settings.topic_partitions,
+        topic_replication_factor=settings.topic_replication_factor,
+        table_standby_replicas=0,
+        consumer_auto_offset_reset="earliest",
+        consumer_max_fetch_size=inbound_max,
+        producer_max_request_size=4 * settings.max_draft_bytes + FRAMING_BYTES,
+        producer_acks=-1,
+        broker_commit_interval=1.0,
+        web_enabled=True,
+        web_port=settings.web_port,
+        web_bind=settings.web_host,
+        datadir=str(settings.data_dir),
+    )
+    drafts_topic = app.topic(
+        settings.topics.drafts,
+        key_type=bytes,
+        value_type=bytes,
+        key_serializer="raw",
+        value_serializer="raw",
+        partitions=settings.topic_partitions,
+    )
+    table = app.Table(
+        "turns",
+        default=None,
+        key_type=bytes,
+        value_type=bytes,
+        key_serializer="raw",
+        value_serializer="raw",
+        partitions=settings.topic_partitions,
+    )
+    turns = FaustTurnStore(table)
+    scanner = DeadlineScanner(turns, retention_s=settings.turn_retention_s)
+    state: dict[str, Any] = {"started": time.monotonic(), "batches": 0}
+
+    @app.agent(drafts_topic, concurrency=1)
+    async def process_drafts(stream: Any) -> AsyncIterator[None]:
+        publisher = ProducerPublisher(app.producer)
+        async with evidence_factory(settings) as evidence:
+            processor = BatchProcessor(
+                settings=settings,
+                evidence=evidence,
+                turns=turns,
+                publisher=publisher,
+                policies=policies,
+                metrics=metrics,
+                worker_version=__version__,
+                clock=clock,
+            )
+            async for events in stream.take_events(
+                settings.batch_size, within=settings.batch_wait_s
+            ):
+                batch = [to_incoming(e) for e in events]
+                try:
+                    await processor.process(batch)
+                except Exception as exc:  # noqa: BLE001 - the batch failed as a whole: never ack it silently
+                    log.error("batch.failed", error=type(exc).__name__, records=len(batch))  # noqa: TRY400
+                    await _dead_letter_batch(publisher, settings, batch, type(exc).__name__)
+                state["batches"] += 1
+                _update_lag(app, settings, metrics, batch)
+                yield None
+
+    @app.timer(interval=settings.deadline_scan_interval_s)
+    async def scan_deadlines() -> None:
+        owned = {
+            tp.partition
+            for tp in app.assignor.assigned_actives()
+            if tp.topic == settings.topics.drafts
+        }
+        if not owned:
+            return
+        now = clock()
+        full = time.monotonic() - state.get("last_full", 0.0) >= FULL_SCAN_EVERY_S
+        if full:
+            state["last_full"] = time.monotonic()
+        publisher = ProducerPublisher(app.producer)
+        for rec in scanner.due(now, owned, full_scan=full):
+            try:
+                ack = await publisher.send(
+                    settings.topics.drafts, rec.key, rec.value, rec.headers, rec.partition
+                )
+                await ack
+            except Exception as exc:  # noqa: BLE001 - the next tick sends it again
+                log.warning("deadline.send_failed", error=type(exc).__name__)
+
+    @app.page("/health")
+    async def health(web: Any, request: Any) -> Any:
+        return web.json(
+            {
+                "status": "ok",
+                "version": __version__,
+                "uptime_s": round(time.monotonic() - state["started"], 1),
+                "batches": state["batches"],
+                "assigned_partitions": sorted(
+                    tp.partition
+                    for tp in app.assignor.assigned_actives()
+                    if tp.topic == settings.topics.drafts
+                ),
+            }
+        )
+
+    @app.page("/metrics")
+    async def metrics_page(web: Any, request: Any) -> Any:
+        return web.bytes(generate_latest(metrics.registry), content_type=CONTENT_TYPE_LATEST)
+
+    return app
+
+
+async def _dead_letter_batch(
+    publisher: ProducerPublisher, settings: Settings, batch: list[Incoming], error: str
+) -> None:
+    now_ms = int(time.time() * 1000)
+    for rec in batch:
+        letter = dead_letter(
+            rec,
+            ErrorClass.INTERNAL_ERROR,
+            f"internal error: {error}",
+            failed_at_ms=now_ms,
+            worker_version=__version__,
+        )
+        while True:
+            try:
+                await (
+                    await publisher.send(
+                        settings.topics.dlq, letter.key, letter.value, letter.headers
+                    )
+                )
+                break
+            except Exception as exc:  # noqa: BLE001 - hold the batch until it is dead-lettered
+                log.warning("dlq.retry", error=type(exc).__name__)
+                await asyncio.sleep(1.0)
+
+
+def _update_lag(
+    app: faust.App, settings: Settings, metrics: Metrics, batch: list[Incoming]
+) -> None:
+    last: dict[int, int] = {}
+    for rec in batch:
+        last[rec.partition] = max(last.get(rec.partition, -1), rec.offset)
+    for partition, offset in last.items():
+        with contextlib.suppress(Exception):  # lag is best-effort telemetry
+            tp = faust.types.TP(settings.topics.drafts, partition)
+            high = app.consumer.highwater(tp)
+            if high is not None:
+                metrics.consumer_lag.labels(partition=str(partition)).set(max(0, high - offset - 1))

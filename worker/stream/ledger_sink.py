@@ -1,0 +1,118 @@
+"""The ledger sink: ``citations.ledger`` into Postgres ``citation_ledger``, apart from verdicts.
+
+It runs on its own aiokafka consumer and consumer group, so a Postgres outage stalls only the sink:
+it retries with capped backoff, forever, and commits a batch's offsets only after its rows are
+written. The insert ignores rows already present (unique on tenant, turn, draft, kind, source id),
+so a batch published twice, or re-read after a crash, adds nothing. A ledger outage therefore
+never blocks or changes a verdict (contract §6).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import orjson
+import structlog
+from aiokafka import AIOKafkaConsumer
+from pydantic import ValidationError
+
+from worker.faults import RetriableFault
+from worker.metrics import Metrics
+from worker.settings import Settings
+from worker.stores.ledger_rows import LedgerRecord
+from worker.stream.retry import backoff_delays, with_retries
+
+log = structlog.get_logger("worker.ledger_sink")
+
+
+class LedgerWriter(Protocol):
+    """Where ledger rows go (``PostgresEvidence.write_ledger``)."""
+
+    async def write_ledger(self, rows: Sequence[LedgerRecord]) -> None:
+        """Insert rows idempotently."""
+        ...
+
+
+def ledger_records(value: bytes) -> list[LedgerRecord]:
+    """The rows of one ledger batch message, flattened with the batch's turn metadata."""
+    doc: dict[str, Any] = orjson.loads(value)
+    common = {
+        "tenant_id": doc["tenant_id"],
+        "turn_id": doc["turn_id"],
+        "draft_id": doc["draft_id"],
+        "attempt": doc["attempt"],
+        "outcome": doc["outcome"],
+        "policy_version": doc["policy_version"],
+        "event_id": doc["event_id"],
+    }
+    return [
+        LedgerRecord(
+            **common,
+            kind=row["kind"],
+            source_id=int(row["source_id"]),
+            resolution=row["resolution"],
+            quote_check=row.get("quote_check", "none"),
+            paths=tuple(row.get("paths", ())),
+        )
+        for row in doc.get("rows", ())
+    ]
+
+
+class LedgerSink:
+    """Consumes ledger batches and writes their rows; one instance per process."""
+
+    def __init__(self, settings: Settings, writer: LedgerWriter, metrics: Metrics) -> None:
+        self._settings = settings
+        self._writer = writer
+        self._metrics = metrics
+        self._delay = backoff_delays(settings.retry_initial_backoff_s, settings.retry_max_backoff_s)
+        self._stopping = asyncio.Event()
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to return after the batch in hand."""
+        self._stopping.set()
+
+    async def run(self) -> None:
+        """Consume until :meth:`stop`; never commits past rows not yet written."""
+        consumer = AIOKafkaConsumer(
+            self._settings.topics.ledger,
+            bootstrap_servers=self._settings.kafka_bootstrap_servers,
+            group_id=f"{self._settings.app_id}-ledger-sink",
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            max_partition_fetch_bytes=4 * self._settings.max_draft_bytes + 65536,
+        )
+        await consumer.start()
+        try:
+            while not self._stopping.is_set():
+                batches = await consumer.getmany(timeout_ms=500, max_records=500)
+                if not batches:
+                    continue
+                rows: list[LedgerRecord] = []
+                for records in batches.values():
+                    for rec in records:
+                        rows.extend(self._decode(rec.value, rec.partition, rec.offset))
+                await self._write(rows)
+                await consumer.commit()
+        finally:
+            await consumer.stop()
+
+    def _decode(self, value: bytes | None, partition: int, offset: int) -> list[LedgerRecord]:
+        try:
+            return ledger_records(value or b"")
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, ValidationError):
+            # Our own output, so this is a bug; skipping keeps the ledger flowing and is loud.
+            log.error("ledger.unreadable_batch", partition=partition, offset=offset)  # noqa: TRY400
+            return []
+
+    async def _write(self, rows: list[LedgerRecord]) -> None:
+        def on_retry(n: int, fault: RetriableFault, wait: float) -> None:
+            log.warning("ledger.retry", attempt=n, fault=type(fault).__name__, wait_s=wait)
+
+        async def op() -> None:
+            await self._writer.write_ledger(rows)
+
+        await with_retries(op, budget=None, delay=self._delay, on_retry=on_retry)
+        self._metrics.ledger_rows.inc(len(rows))

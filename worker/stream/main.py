@@ -1,0 +1,55 @@
+"""``grounding-worker run``: the composition root of the worker process."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import faust
+import structlog
+
+from worker import __version__
+from worker.core.policy import PolicyBook
+from worker.logs import configure_logging
+from worker.metrics import Metrics
+from worker.settings import Settings
+from worker.stores.evidence import open_evidence
+from worker.stores.postgres import PostgresEvidence
+from worker.stream.app import build_app
+from worker.stream.ledger_sink import LedgerSink
+from worker.stream.topics_admin import create_topics
+
+log = structlog.get_logger("worker.main")
+
+
+def load_policies(path: Path | None) -> PolicyBook:
+    """The per-tenant policy book from its JSON file, or the default policy for everyone."""
+    if path is None:
+        return PolicyBook()
+    return PolicyBook.model_validate_json(path.read_bytes())
+
+
+def run_worker(settings: Settings) -> None:
+    """Create the topics if needed, then run the Faust worker and the ledger sink until stopped."""
+    configure_logging(settings.log_level, json=settings.log_json)
+    policies = load_policies(settings.policy_file)
+    asyncio.run(create_topics(settings))
+    metrics = Metrics()
+    app = build_app(settings, evidence_factory=open_evidence, policies=policies, metrics=metrics)
+
+    if settings.run_ledger_sink:
+
+        @app.task
+        async def ledger_sink() -> None:
+            async with PostgresEvidence.connect(settings) as pg:
+                await LedgerSink(settings, pg, metrics).run()
+
+    log.info(
+        "worker.starting",
+        version=__version__,
+        app_id=settings.app_id,
+        drafts=settings.topics.drafts,
+        partitions=settings.topic_partitions,
+    )
+    worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)
+    worker.execute_from_commandline()

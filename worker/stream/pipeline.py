@@ -1,0 +1,344 @@
+"""One batch of ``agent.drafts`` records: classify, resolve once, decide in order, publish.
+
+This is the whole imperative shell around the pure core. It owns no Kafka client and no table:
+the Faust agent hands it plain :class:`Incoming` values and gives it a :class:`TurnStore` and a
+:class:`Publisher`, so the ordering and fault rules below can be read (and tested) in one place.
+
+Rules it keeps (contract §7):
+
+- Records are decided in the order they were consumed; a turn's drafts share a partition, so a
+  turn's second draft always sees the state its first draft left.
+- Evidence for the whole batch is fetched once per tenant (the adapters turn that into one query
+  per table or collection). An unavailable store is retried with capped exponential backoff and
+  the batch waits: nothing is decided and nothing is acknowledged meanwhile. With a finite budget,
+  a draft past it is dead-lettered as ``infra_unavailable``; no infrastructure fault ever yields a
+  regenerate request or a could-not-ground event.
+- Any other exception on one record dead-letters that record (``internal_error``), so a poison
+  draft neither blocks its partition nor loops.
+- Outputs are sent and acknowledged by the broker before the batch returns (and so before Faust
+  acknowledges its offsets). Should the process die in between, the redelivered draft finds the
+  turn's recorded state and the core re-publishes the same messages, with the same event ids.
+- Logs carry turn, tenant, draft, outcome and failure codes: never a citation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import NamedTuple
+
+import structlog
+
+from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
+from worker.core.evidence import CitationRef, EvidenceRecord
+from worker.core.policy import PolicyBook, TenantPolicy
+from worker.core.ports import EvidenceStore
+from worker.core.turns import Decision, OutTopic, decide, expired, on_deadline
+from worker.core.verdict import Prepared, evaluate, prepare
+from worker.faults import RetriableFault
+from worker.metrics import Metrics
+from worker.settings import Settings
+from worker.stream.control import Control, ControlKind, is_control, parse_control
+from worker.stream.dlq import ErrorClass, dead_letter
+from worker.stream.ports import Publisher, TurnStore
+from worker.stream.records import Headers, Incoming, trace_headers
+from worker.stream.retry import RetryBudgetExhaustedError, backoff_delays, with_retries
+
+log = structlog.get_logger("worker.pipeline")
+
+
+class Outgoing(NamedTuple):
+    """One record to append, with its destination."""
+
+    topic: str
+    key: bytes | None
+    value: bytes
+    headers: Headers
+    partition: int | None = None
+
+
+@dataclass
+class _Item:
+    """One consumed record on its way through the batch."""
+
+    incoming: Incoming
+    control: Control | None = None
+    draft: Draft | None = None
+    policy: TenantPolicy | None = None
+    prepared: Prepared | None = None
+    rejection: tuple[ErrorClass, str] | None = None
+
+
+@dataclass
+class BatchReport:
+    """What one batch did, for logs, metrics and tests."""
+
+    outcomes: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    dead_letters: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    store_fetches: int = 0
+    published: int = 0
+
+
+def _utc_from_ms(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000.0, tz=UTC)
+
+
+class BatchProcessor:
+    """Decides batches of drafts and routes every verdict; one instance per consumer task."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        evidence: EvidenceStore,
+        turns: TurnStore,
+        publisher: Publisher,
+        policies: PolicyBook,
+        metrics: Metrics,
+        worker_version: str,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._settings = settings
+        self._evidence = evidence
+        self._turns = turns
+        self._publisher = publisher
+        self._policies = policies
+        self._metrics = metrics
+        self._version = worker_version
+        self._clock = clock
+        self._delay = backoff_delays(settings.retry_initial_backoff_s, settings.retry_max_backoff_s)
+        names = settings.topics
+        self._out_topic = {
+            OutTopic.REGENERATE: names.regenerate,
+            OutTopic.VALIDATED: names.validated,
+            OutTopic.COULD_NOT_GROUND: names.could_not_ground,
+            OutTopic.LEDGER: names.ledger,
+        }
+
+    # ------------------------------------------------------------------------------------------
+    async def process(self, batch: Sequence[Incoming]) -> BatchReport:
+        """Decide and route every record of ``batch``; return when all outputs are acknowledged."""
+        report = BatchReport()
+        self._metrics.batch_size.observe(len(batch))
+        items = [self._classify(rec) for rec in batch]
+        evidence, unavailable = await self._resolve(items, report)
+        now = self._clock()
+        out: list[Outgoing] = []
+        for item in items:
+            try:
+                out.extend(self._route(item, evidence, unavailable, now, report))
+            except Exception as exc:  # any bug on one record is that record's poison
+                # Not log.exception: a traceback may quote draft text; it goes to DEBUG only.
+                log.error(  # noqa: TRY400
+                    "draft.internal_error",
+                    error=type(exc).__name__,
+                    topic=item.incoming.topic,
+                    partition=item.incoming.partition,
+                    offset=item.incoming.offset,
+                )
+                log.debug("draft.internal_error.trace", exc_info=True)
+                out.append(
+                    self._dead_letter(
+                        item.incoming,
+                        ErrorClass.INTERNAL_ERROR,
+                        f"internal error: {type(exc).__name__}",
+                        report,
+                    )
+                )
+        await self._publish(out)
+        report.published = len(out)
+        return report
+
+    # ------------------------------------------------------------------------------------------
+    def _classify(self, rec: Incoming) -> _Item:
+        item = _Item(incoming=rec)
+        try:
+            if is_control(rec):
+                item.control = parse_control(rec)
+                return item
+            parsed = parse_envelope(rec.key, rec.value, max_bytes=self._settings.max_draft_bytes)
+            if isinstance(parsed, EnvelopeRejection):
+                item.rejection = (ErrorClass(parsed.error_class), parsed.message)
+                return item
+            item.draft = parsed
+            item.policy = self._policies.for_tenant(parsed.tenant_id)
+            item.prepared = prepare(parsed, item.policy)
+        except Exception as exc:  # a record the core cannot read is poison
+            log.error(  # noqa: TRY400 - traceback only at DEBUG, see above
+                "draft.internal_error",
+                stage="classify",
+                error=type(exc).__name__,
+                partition=rec.partition,
+                offset=rec.offset,
+            )
+            log.debug("draft.internal_error.trace", exc_info=True)
+            item.rejection = (ErrorClass.INTERNAL_ERROR, f"internal error: {type(exc).__name__}")
+        return item
+
+    async def _resolve(
+        self, items: Sequence[_Item], report: BatchReport
+    ) -> tuple[dict[str, Mapping[CitationRef, EvidenceRecord]], dict[str, int]]:
+        """Fetch the evidence of every tenant of the batch once; retry while stores are down."""
+        wanted: dict[str, set[CitationRef]] = defaultdict(set)
+        for item in items:
+            if item.prepared is not None and item.draft is not None:
+                wanted[item.draft.tenant_id].update(item.prepared.refs_to_resolve)
+        wanted = {t: refs for t, refs in wanted.items() if refs}
+        evidence: dict[str, Mapping[CitationRef, EvidenceRecord]] = {}
+        unavailable: dict[str, int] = {}
+
+        def on_retry(n: int, fault: RetriableFault, wait: float) -> None:
+            self._metrics.store_retries.inc()
+            log.warning("store.retry", attempt=n, fault=type(fault).__name__, wait_s=round(wait, 3))
+
+        async def fetch_one(tenant: str, refs: set[CitationRef]) -> None:
+            async def op() -> Mapping[CitationRef, EvidenceRecord]:
+                with self._metrics.store_latency.time():
+                    report.store_fetches += 1
+                    return await self._evidence.fetch(tenant, refs)
+
+            try:
+                evidence[tenant] = await with_retries(
+                    op, budget=self._settings.retry_budget, delay=self._delay, on_retry=on_retry
+                )
+            except RetryBudgetExhaustedError as exhausted:
+                unavailable[tenant] = exhausted.attempts
+
+        await asyncio.gather(*(fetch_one(t, refs) for t, refs in wanted.items()))
+        return evidence, unavailable
+
+    def _route(
+        self,
+        item: _Item,
+        evidence: Mapping[str, Mapping[CitationRef, EvidenceRecord]],
+        unavailable: Mapping[str, int],
+        now: datetime,
+        report: BatchReport,
+    ) -> list[Outgoing]:
+        rec = item.incoming
+        if is_control(rec):
+            return self._route_control(item.control, rec, now, report)
+        if item.rejection is not None:
+            error_class, message = item.rejection
+            return [self._dead_letter(rec, error_class, message, report)]
+        draft, prepared, policy = item.draft, item.prepared, item.policy
+        if draft is None or prepared is None or policy is None:
+            raise TypeError("a classified record is a control, a rejection or a prepared draft")
+        tenant = draft.tenant_id
+        if tenant in unavailable and prepared.refs_to_resolve:
+            message = f"evidence store unavailable after {unavailable[tenant]} attempts"
+            return [self._dead_letter(rec, ErrorClass.INFRA_UNAVAILABLE, message, report)]
+        stored = self._turns.get(draft.turn_id)
+        state = stored.state if stored is not None else None
+        if state is not None and expired(state, now, self._settings.turn_retention_s):
+            state = None
+        evaluation = evaluate(prepared, evidence.get(tenant, {}), policy, now)
+        decision = decide(state, prepared, evaluation, policy, now, self._version)
+        if decision.dead_letter is not None:
+            return [
+                self._dead_letter(
+                    rec,
+                    ErrorClass(decision.dead_letter.error_class),
+                    decision.dead_letter.message,
+                    report,
+                )
+            ]
+        self._store(draft.turn_id, rec.partition, state, decision)
+        codes = sorted({f.code.value for f in evaluation.failures})
+        for code in codes:
+            self._metrics.failure_codes.labels(code=code).inc()
+        self._metrics.drafts.labels(outcome=decision.outcome).inc()
+        report.outcomes[decision.outcome] += 1
+        log.info(
+            "draft.routed",
+            turn_id=draft.turn_id,
+            tenant_id=tenant,
+            draft_id=draft.draft_id,
+            attempt=draft.attempt,
+            outcome=decision.outcome,
+            codes=codes,
+        )
+        return self._outgoing(decision, rec)
+
+    def _route_control(
+        self, control: Control | None, rec: Incoming, now: datetime, report: BatchReport
+    ) -> list[Outgoing]:
+        if control is None:
+            log.warning("control.ignored", partition=rec.partition, offset=rec.offset)
+            return []
+        stored = self._turns.get(control.turn_id)
+        tick = _utc_from_ms(rec.timestamp_ms)
+        if control.kind is ControlKind.EXPIRE_TURN:
+            if stored is not None and expired(stored.state, tick, self._settings.turn_retention_s):
+                self._turns.delete(control.turn_id, rec.partition)
+                report.outcomes["expired"] += 1
+            return []
+        state = stored.state if stored is not None else None
+        decision = on_deadline(state, control.turn_id, tick, now)
+        self._store(control.turn_id, rec.partition, state, decision)
+        if decision.outbound:
+            self._metrics.drafts.labels(outcome=decision.outcome).inc()
+            report.outcomes[decision.outcome] += 1
+            log.info("turn.timed_out", turn_id=control.turn_id, outcome=decision.outcome)
+        return self._outgoing(decision, rec)
+
+    def _store(self, turn_id: str, partition: int, before: object, decision: Decision) -> None:
+        if decision.state is not None and decision.state != before:
+            self._turns.put(turn_id, partition, decision.state)
+
+    def _outgoing(self, decision: Decision, rec: Incoming) -> list[Outgoing]:
+        headers = trace_headers(rec)
+        return [
+            Outgoing(self._out_topic[o.topic], o.key.encode("utf-8"), o.value, headers)
+            for o in decision.outbound
+        ]
+
+    def _dead_letter(
+        self, rec: Incoming, error_class: ErrorClass, message: str, report: BatchReport
+    ) -> Outgoing:
+        self._metrics.dead_letters.labels(error_class=error_class.value).inc()
+        report.dead_letters[error_class.value] += 1
+        log.warning(
+            "draft.dead_lettered",
+            error_class=error_class.value,
+            topic=rec.topic,
+            partition=rec.partition,
+            offset=rec.offset,
+        )
+        letter = dead_letter(
+            rec,
+            error_class,
+            message,
+            failed_at_ms=int(self._clock().timestamp() * 1000),
+            worker_version=self._version,
+        )
+        return Outgoing(self._settings.topics.dlq, letter.key, letter.value, letter.headers)
+
+    async def _publish(self, out: Sequence[Outgoing]) -> None:
+        """Send every record and wait for the broker's acknowledgements; retry what failed."""
+        pending = list(out)
+        attempt = 0
+        while pending:
+            results = await asyncio.gather(
+                *(self._send_and_wait(o) for o in pending), return_exceptions=True
+            )
+            failed: list[Outgoing] = []
+            for o, result in zip(pending, results, strict=True):
+                if isinstance(result, RetriableFault):
+                    failed.append(o)
+                elif isinstance(result, BaseException):
+                    raise result
+            if not failed:
+                return
+            attempt += 1
+            wait = self._delay(attempt)
+            log.warning("broker.retry", attempt=attempt, pending=len(failed), wait_s=round(wait, 3))
+            await asyncio.sleep(wait)
+            pending = failed
+
+    async def _send_and_wait(self, o: Outgoing) -> None:
+        ack = await self._publisher.send(o.topic, o.key, o.value, o.headers, o.partition)
+        await ack

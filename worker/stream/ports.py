@@ -1,0 +1,50 @@
+"""The seams of the stream loop: where turn state lives and how records leave the process."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import NamedTuple, Protocol
+
+from worker.core.turns import TurnState
+from worker.stream.records import Headers
+
+
+class StoredTurn(NamedTuple):
+    """A turn's state and the partition of ``agent.drafts`` it lives on."""
+
+    state: TurnState
+    partition: int
+
+
+class TurnStore(Protocol):
+    """Per-turn state, changed only in the context of a record of that turn's partition."""
+
+    def get(self, turn_id: str) -> StoredTurn | None:
+        """The turn's stored state, or ``None`` when the turn is open."""
+        ...
+
+    def put(self, turn_id: str, partition: int, state: TurnState) -> None:
+        """Store the turn's new state (changelog partition = ``partition``)."""
+        ...
+
+    def delete(self, turn_id: str, partition: int) -> None:
+        """Forget the turn (after its retention)."""
+        ...
+
+
+class Publisher(Protocol):
+    """Appends records to Kafka topics."""
+
+    async def send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes,
+        headers: Headers,
+        partition: int | None = None,
+    ) -> Awaitable[object]:
+        """Enqueue one record; the returned awaitable completes when the broker acknowledged it.
+
+        Raises :class:`worker.faults.BrokerUnavailable` when the broker cannot take it.
+        """
+        ...

@@ -1,0 +1,82 @@
+"""Turn state in a changelog-backed Faust table, written with an explicit partition.
+
+Faust's ``table[key] = value`` takes the changelog partition from the *current event*, which in a
+``take_events`` batch is not necessarily the event whose key is written (faust #497). This store
+writes the local data and sends the changelog record to the partition of the record being decided,
+which is the turn's own partition of ``agent.drafts`` (the table is co-partitioned with it). So a
+restart or a rebalance recovers each turn with its partition, and only the partition's owner holds
+and changes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from worker.core.turns import TurnPhase, TurnState
+from worker.stream.ports import StoredTurn
+
+
+def encode_turn(partition: int, state: TurnState) -> bytes:
+    """The table value: the state and the partition it lives on."""
+    return orjson.dumps({"p": partition, "s": orjson.Fragment(state.model_dump_json())})
+
+
+def decode_turn(raw: bytes) -> StoredTurn:
+    """Inverse of :func:`encode_turn`."""
+    doc = orjson.loads(raw)
+    return StoredTurn(state=TurnState.model_validate(doc["s"]), partition=int(doc["p"]))
+
+
+class FaustTurnStore:
+    """:class:`worker.stream.ports.TurnStore` over a Faust ``Table`` of raw bytes."""
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+        #: Turns waiting for a regeneration, written by this process: turn -> (deadline, partition).
+        self.pending: dict[str, tuple[datetime, int]] = {}
+
+    def get(self, turn_id: str) -> StoredTurn | None:
+        """The turn's stored state, or ``None``."""
+        raw = self._table.data.get(turn_id.encode("utf-8"))
+        return decode_turn(raw) if raw is not None else None
+
+    def put(self, turn_id: str, partition: int, state: TurnState) -> None:
+        """Store locally and append to the changelog partition of the turn."""
+        key = turn_id.encode("utf-8")
+        raw = encode_turn(partition, state)
+        self._table.data[key] = raw
+        self._table.send_changelog(
+            partition, key, raw, key_serializer="raw", value_serializer="raw"
+        )
+        self._index(turn_id, partition, state)
+
+    def delete(self, turn_id: str, partition: int) -> None:
+        """Forget the turn: drop it locally and write a tombstone to its changelog partition."""
+        key = turn_id.encode("utf-8")
+        if key in self._table.data:
+            del self._table.data[key]
+        self._table.send_changelog(
+            partition, key, None, key_serializer="raw", value_serializer="raw"
+        )
+        self.pending.pop(turn_id, None)
+
+    def items(self) -> Iterator[tuple[str, StoredTurn]]:
+        """Every turn held locally (only read by the deadline scanner)."""
+        for key, raw in list(self._table.data.items()):
+            yield key.decode("utf-8"), decode_turn(raw)
+
+    def rebuild_index(self) -> None:
+        """Rebuild :attr:`pending` from the table (after recovery or a rebalance)."""
+        self.pending = {}
+        for turn_id, stored in self.items():
+            self._index(turn_id, stored.partition, stored.state)
+
+    def _index(self, turn_id: str, partition: int, state: TurnState) -> None:
+        if state.phase is TurnPhase.REGENERATING and state.deadline is not None:
+            self.pending[turn_id] = (state.deadline, partition)
+        else:
+            self.pending.pop(turn_id, None)
