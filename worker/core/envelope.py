@@ -1,0 +1,262 @@
+"""The draft envelope (contract §2) and its dead-letter classes.
+
+Decisions:
+
+- Precedence: ``oversized`` (on the byte length, before any parsing); then ``malformed_envelope`` if
+  the value is not a JSON object (invalid UTF-8 or JSON, a non-object, a lone surrogate escape);
+  then ``unsupported_schema_version`` (missing or not the integer ``1``) *before* any other field
+  check, because a later version may change those fields and must stay replayable once the worker
+  knows it; then the ``malformed_envelope`` field checks in the contract's order; the record key
+  comes last.
+- A record without a key (``None``) differs from ``turn_id``: ``malformed_envelope`` (a keyless
+  record lands on an arbitrary partition, away from its turn's state).
+- Unknown envelope fields (and unknown fields of ``principal`` and retrieval entries) are ignored:
+  consumers ignore fields they do not know (§1). ``produced_at`` is optional; a non-string value
+  is ignored rather than dead-lettered, since nothing is decided on it.
+- ``attempt`` and ``schema_version`` must be JSON integers (``true`` and ``1.0`` are not).
+- Rejection messages name the rule only: no model text, no value from the record.
+- JSON: orjson on the fast path. orjson reads integers beyond 64 bits as floats, which would turn
+  a huge (dangling) id into a non-id, so input with a run of 20+ digits, and input orjson refuses,
+  goes to the standard library parser with hooks: an integer of more than 1,000 digits or a
+  non-finite number becomes an opaque marker that fails any typed field (``schema_invalid`` inside
+  ``output``); JSON nested beyond what a parser can take has its too-deep containers replaced by
+  ``[]`` (still deeper than 64, so the output fails ``schema_invalid`` at that path).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, NamedTuple, TypeGuard
+
+import orjson
+from pydantic import BaseModel, ConfigDict
+
+from worker.core.evidence import CitationRef, EvidenceKind, Principal
+from worker.core.outputs import DraftKind
+
+SUPPORTED_SCHEMA_VERSIONS = frozenset({1})
+_KINDS = frozenset(k.value for k in DraftKind)
+#: Containers deeper than this in the raw record are replaced by ``[]`` before parsing.
+PARSE_DEPTH_CAP = 200
+_MAX_INT_DIGITS = 1000
+_LONG_DIGIT_RUN = re.compile(rb"[0-9]{20}")
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+class Unreadable:
+    """A JSON number the core will not materialise (over 1,000 digits, or not finite)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<unreadable number>"
+
+
+UNREADABLE = Unreadable()
+
+
+class EnvelopeRejection(NamedTuple):
+    """A draft that cannot be processed: dead-lettered with this class and message."""
+
+    #: ``malformed_envelope`` | ``unsupported_schema_version`` | ``oversized``
+    #: | ``identity_mismatch``
+    error_class: str
+    #: For the ``dlq.error.message`` header: the rule broken, never a value from the record.
+    message: str
+
+
+class Draft(BaseModel):
+    """A parsed draft envelope."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int
+    draft_id: str
+    turn_id: str
+    attempt: int
+    tenant_id: str
+    principal: Principal
+    kind: DraftKind
+    #: The agent output object, or the model's raw text (canonicalized by the verdict).
+    output: dict[str, Any] | str
+    #: ``None``: no retrieval list (binds nothing); a tuple, even empty, binds every citation.
+    retrieval: tuple[CitationRef, ...] | None = None
+    produced_at: str | None = None
+    #: The W3C ``traceparent`` header of the record, if any (set by the caller).
+    traceparent: str | None = None
+
+    def retrieval_set(self) -> frozenset[CitationRef] | None:
+        """What ``resolve`` takes."""
+        return None if self.retrieval is None else frozenset(self.retrieval)
+
+
+def _parse_int(text: str) -> int | Unreadable:
+    return UNREADABLE if len(text.lstrip("-")) > _MAX_INT_DIGITS else int(text)
+
+
+def _parse_float(text: str) -> float | Unreadable:
+    value = float(text)
+    return value if math.isfinite(value) else UNREADABLE
+
+
+def _parse_constant(_: str) -> Unreadable:
+    return UNREADABLE
+
+
+def cap_depth(text: str, cap: int = PARSE_DEPTH_CAP) -> str:
+    """Replace every container opened deeper than ``cap`` by ``[]`` (linear, no recursion)."""
+    out: list[str] = []
+    depth = 0
+    last = 0
+    skip_from = -1
+    for match in _TOKENS.finditer(text):
+        tok = match.group()
+        if tok in "[{":
+            depth += 1
+            if depth == cap + 1 and skip_from < 0:
+                skip_from = match.start()
+        elif tok in "]}":
+            if depth == cap + 1 and skip_from >= 0:
+                out.append(text[last:skip_from])
+                out.append("[]")
+                last = match.end()
+                skip_from = -1
+            depth -= 1
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _has_lone_surrogate(obj: Any) -> bool:
+    stack = [obj]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def loads_json(data: bytes) -> Any:
+    """Parse UTF-8 JSON as the core needs it; ``ValueError`` when it is not valid JSON."""
+    text = data.decode("utf-8")
+    if not _LONG_DIGIT_RUN.search(data):
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    hooks: dict[str, Any] = {
+        "parse_int": _parse_int,
+        "parse_float": _parse_float,
+        "parse_constant": _parse_constant,
+    }
+    try:
+        value = json.loads(text, **hooks)
+    except RecursionError:
+        value = json.loads(cap_depth(text), **hooks)
+    if _has_lone_surrogate(value):
+        raise ValueError("lone surrogate escape")
+    return value
+
+
+def _nonempty_str(value: Any) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _retrieval(value: Any) -> tuple[CitationRef, ...] | EnvelopeRejection | None:
+    if value is None:
+        return None
+    bad = EnvelopeRejection(
+        "malformed_envelope", "retrieval is neither null nor a list of {kind, id}"
+    )
+    if not isinstance(value, list):
+        return bad
+    refs: list[CitationRef] = []
+    for item in value:
+        if not isinstance(item, dict):
+            return bad
+        kind, id_ = item.get("kind"), item.get("id")
+        if not isinstance(kind, str) or kind not in EvidenceKind.__members__:
+            return bad
+        if not _is_int(id_) or id_ < 0:
+            return bad
+        refs.append(CitationRef(EvidenceKind(kind), id_))
+    return tuple(refs)
+
+
+def _malformed(message: str) -> EnvelopeRejection:
+    return EnvelopeRejection("malformed_envelope", message)
+
+
+def parse_envelope(
+    key: bytes | None, value: bytes, *, max_bytes: int, traceparent: str | None = None
+) -> Draft | EnvelopeRejection:
+    """Contract §2: a ``Draft``, or why the record is dead-lettered (precedence: module doc)."""
+    if len(value) > max_bytes:
+        return EnvelopeRejection("oversized", f"record value larger than {max_bytes} bytes")
+    try:
+        obj = loads_json(value)
+    except (ValueError, RecursionError):
+        return _malformed("record value is not UTF-8 JSON")
+    if not isinstance(obj, dict):
+        return _malformed("record value is not a JSON object")
+    version = obj.get("schema_version")
+    if not _is_int(version) or version not in SUPPORTED_SCHEMA_VERSIONS:
+        return EnvelopeRejection(
+            "unsupported_schema_version", "schema_version missing or not one this worker knows"
+        )
+    for name in ("draft_id", "turn_id", "tenant_id"):
+        if not _nonempty_str(obj.get(name)):
+            return _malformed(f"{name} missing or not a non-empty string")
+    principal = obj.get("principal")
+    if not isinstance(principal, dict) or not _nonempty_str(principal.get("user_id")):
+        return _malformed("principal.user_id missing or not a non-empty string")
+    groups = principal.get("groups")
+    if groups is None:
+        groups = []
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+        return _malformed("principal.groups present but not a list of strings")
+    kind = obj.get("kind")
+    if not isinstance(kind, str) or kind not in _KINDS:
+        return _malformed("kind is not one of answer, proposal, report")
+    output = obj.get("output")
+    if not isinstance(output, dict | str):
+        return _malformed("output missing or neither an object nor a string")
+    attempt = obj.get("attempt")
+    if not _is_int(attempt) or attempt < 0:
+        return _malformed("attempt missing or not an integer >= 0")
+    retrieval = _retrieval(obj.get("retrieval"))
+    if isinstance(retrieval, EnvelopeRejection):
+        return retrieval
+    try:
+        key_text = None if key is None else key.decode("utf-8")
+    except UnicodeDecodeError:
+        key_text = None
+    if key_text != obj["turn_id"]:
+        return _malformed("record key differs from turn_id")
+    produced_at = obj.get("produced_at")
+    return Draft.model_construct(
+        schema_version=version,
+        draft_id=obj["draft_id"],
+        turn_id=obj["turn_id"],
+        attempt=attempt,
+        tenant_id=obj["tenant_id"],
+        principal=Principal(user_id=principal["user_id"], groups=tuple(groups)),
+        kind=DraftKind(kind),
+        output=output,
+        retrieval=retrieval,
+        produced_at=produced_at if isinstance(produced_at, str) else None,
+        traceparent=traceparent,
+    )

@@ -1,0 +1,202 @@
+"""The worker's output messages (contract §3 grounded answer, §4, §5, §6) and their serializer.
+
+Decisions recorded here:
+
+- ``to_json_bytes`` is the one serializer: UTF-8 JSON, keys sorted, no whitespace, and an optional
+  field that is ``None`` is *omitted* (never written as ``null``). Inside an agent output dict
+  (``output``, ``previous_output``) a ``null`` the agent wrote is kept as is.
+- orjson cannot write integers beyond 64 bits. A dangling id may be that large and may survive in a
+  ``previous_output``; such a message falls back to the standard library encoder with the same
+  settings (sorted keys, compact separators, UTF-8), so the same input still yields the same bytes.
+- Ledger ``source_id`` is a decimal *string*: ids may exceed 64 bits (dangling ones), the Postgres
+  column is ``numeric``, and a JSON number that large is lossy in most consumers.
+- Reasons are capped at ``MAX_REASONS`` (50); past that ``reasons_truncated: true`` is present,
+  otherwise the field is absent.
+- Could-not-ground reasons carry ``code`` and ``path`` only. The event also echoes the deciding
+  draft's ``attempt`` (contract §3.8 "outputs echo the deciding draft's attempt"; an added optional
+  field, which §1 allows).
+- Timestamps are RFC 3339 UTC with millisecond precision and a ``Z``; a naive datetime is a bug.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal, TypeVar
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field
+
+from worker.core.evidence import EvidenceKind, Principal, QuoteCheck, Resolution
+from worker.core.failures import Failure, FailureCode
+from worker.core.outputs import DraftKind
+
+SCHEMA_VERSION = 1
+_T = TypeVar("_T")
+MAX_REASONS = 50
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class CitationKey(_Message):
+    """A visible citation of a claim: kind and id only."""
+
+    kind: EvidenceKind
+    id: int = Field(ge=0)
+
+
+class GroundingStatus(StrEnum):
+    """Status of a claim in a published answer (omitted units are simply absent)."""
+
+    CITED = "cited"
+    HEDGED = "hedged"
+
+
+class ClaimOut(_Message):
+    """One claim unit of a grounded answer, after redaction."""
+
+    text: str
+    citations: tuple[CitationKey, ...]
+    grounding_status: GroundingStatus
+
+
+class CitationOut(_Message):
+    """One distinct visible citation: ``title`` for documents only; the agent's quote if any."""
+
+    kind: EvidenceKind
+    id: int = Field(ge=0)
+    title: str | None = None
+    quote: str | None = None
+    quote_check: QuoteCheck = QuoteCheck.NONE
+
+
+class GroundedAnswer(_Message):
+    """``answers.validated`` (contract §3)."""
+
+    schema_version: Literal[1] = 1
+    event_id: str
+    status: Literal["grounded"] = "grounded"
+    turn_id: str
+    draft_id: str
+    attempt: int = Field(ge=0)
+    tenant_id: str
+    user_id: str
+    kind: DraftKind
+    #: The agent output after redaction.
+    output: dict[str, Any]
+    claims: tuple[ClaimOut, ...]
+    citations: tuple[CitationOut, ...]
+    policy_version: str
+    validated_at: str
+
+
+class RegenerateRequest(_Message):
+    """``agent.regenerate`` (contract §4): ask the producer for exactly one new attempt."""
+
+    schema_version: Literal[1] = 1
+    event_id: str
+    turn_id: str
+    #: The failed draft.
+    draft_id: str
+    tenant_id: str
+    principal: Principal
+    kind: DraftKind
+    attempt: Literal[1] = 1
+    reasons: tuple[Failure, ...]
+    reasons_truncated: Literal[True] | None = None
+    #: The failed output after redaction; absent when it could not be parsed or validated.
+    previous_output: dict[str, Any] | None = None
+    policy_version: str
+    deadline: str
+
+
+class ReasonOut(_Message):
+    """A could-not-ground reason: code and path only (model text may paraphrase a hidden source)."""
+
+    code: FailureCode
+    path: str | None = None
+
+
+class CouldNotGround(_Message):
+    """``answers.could_not_ground`` (contract §5)."""
+
+    schema_version: Literal[1] = 1
+    event_id: str
+    status: Literal["could_not_ground"] = "could_not_ground"
+    turn_id: str
+    draft_id: str
+    #: The deciding draft's attempt (added optional field, see module docstring).
+    attempt: int | None = Field(default=None, ge=0)
+    tenant_id: str
+    user_id: str
+    kind: DraftKind
+    #: How many drafts were decided.
+    attempts: int = Field(ge=0)
+    reasons: tuple[ReasonOut, ...]
+    reasons_truncated: Literal[True] | None = None
+    policy_version: str
+    at: str
+
+
+class LedgerOutcome(StrEnum):
+    """What the decided draft led to."""
+
+    GROUNDED = "grounded"
+    REGENERATE = "regenerate"
+    COULD_NOT_GROUND = "could_not_ground"
+
+
+class LedgerRow(_Message):
+    """One distinct cited (kind, id): metadata only, never text, title, quote or snippet."""
+
+    kind: EvidenceKind
+    #: Decimal string: the id may exceed 64 bits.
+    source_id: str = Field(pattern=r"^[0-9]+$")
+    resolution: Resolution
+    quote_check: QuoteCheck
+    paths: tuple[str, ...]
+
+
+class LedgerBatch(_Message):
+    """``citations.ledger`` (contract §6): one per decided draft."""
+
+    schema_version: Literal[1] = 1
+    event_id: str
+    turn_id: str
+    draft_id: str
+    attempt: int = Field(ge=0)
+    tenant_id: str
+    outcome: LedgerOutcome
+    policy_version: str
+    rows: tuple[LedgerRow, ...]
+
+
+def cap_reasons(reasons: Sequence[_T]) -> tuple[tuple[_T, ...], Literal[True] | None]:
+    """At most ``MAX_REASONS`` reasons, and the ``reasons_truncated`` flag."""
+    if len(reasons) > MAX_REASONS:
+        return tuple(reasons[:MAX_REASONS]), True
+    return tuple(reasons), None
+
+
+def rfc3339(moment: datetime) -> str:
+    """``2026-12-02T12:00:00.000Z``: UTC, millisecond precision."""
+    if moment.tzinfo is None:
+        raise ValueError("naive datetime: the core only takes timezone-aware times")
+    utc = moment.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def to_json_bytes(model: BaseModel) -> bytes:
+    """The canonical bytes of a message: sorted keys, compact, ``None`` optionals omitted."""
+    data = model.model_dump(mode="json", exclude_none=True)
+    try:
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        # An integer beyond 64 bits (a dangling id in a previous output): same layout, stdlib.
+        return json.dumps(
+            data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        ).encode("utf-8")
