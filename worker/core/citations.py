@@ -1,0 +1,207 @@
+"""Finding citations: inline ``[OBS-12]`` tokens in text, and every citation of an agent output.
+
+Decisions (contract §3.3):
+
+- Grammar ``\\[(OBS|DOC|EVT)-([0-9]+)\\]`` with ASCII digits only (``re``'s ``\\d`` would also match
+  Arabic-Indic and other Unicode digits, which the seed's JS regex does not).
+- Leading zeros are insignificant: ``[OBS-007]`` is OBS id 7 (the seed's validator does ``+m[2]``).
+- An id with more than ``MAX_ID_DIGITS`` significant digits is *overlong*: it is never turned into
+  an ``int`` (CPython refuses more than 4,300 digits by default, and str→int is quadratic), so it is
+  not a ``TokenMatch`` and not an ``Occurrence``. ``find_overlong_ids`` reports the paths of the
+  strings holding one, for the caller to fail as ``schema_invalid``; redaction still removes such
+  tokens (``scan_tokens`` yields them with ``ref=None``). Ids above ``MAX_SOURCE_ID`` but within the
+  digit limit are ordinary refs (dangling later).
+- Linear time: the pattern uses a possessive quantifier (``[0-9]++``, Python 3.11+), so an attempt
+  never gives digits back; an attempt only gets past its first character at a ``[``, and the digit
+  runs after different ``[`` are disjoint, so every character is examined O(1) times.
+  ``scripts/bench_extract.py`` shows it.
+- ``extract`` walks the output with an explicit stack (no recursion limit) in document order. Only
+  the contract's structured paths are structured (``citations[i]``, ``claims[i].citations[j]``,
+  ``sections[i].citations[j]``, ``timeline[i].citations[j]``, ``grounding.observations[k]``); a
+  ``citations`` key elsewhere is plain data whose strings are still scanned. A structured entry
+  that is not a valid ``{kind, id}`` (or bare int for observations) raises ``ValueError``: the
+  output must be schema-valid first, and skipping it would hide a citation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
+
+from worker.core.evidence import CitationRef, EvidenceKind
+
+#: More significant digits than this and an id is not converted to ``int`` (see module docstring).
+MAX_ID_DIGITS = 1000
+
+#: The citation token; possessive ``++`` so a failed attempt never backtracks through digits.
+TOKEN_RE = re.compile(r"\[(OBS|DOC|EVT)-([0-9]++)\]")
+
+_KINDS = {k.value: k for k in EvidenceKind}
+_UNIT_LISTS = frozenset({"claims", "sections", "timeline"})
+
+
+class TokenMatch(NamedTuple):
+    """One inline token whose id could be held."""
+
+    ref: CitationRef
+    #: ``text[start:end]`` is the whole token, brackets included.
+    start: int
+    end: int
+
+
+class RawToken(NamedTuple):
+    """Any token of the grammar, overlong ones included (what redaction must remove)."""
+
+    #: ``None`` when the id has more than ``MAX_ID_DIGITS`` significant digits.
+    ref: CitationRef | None
+    start: int
+    end: int
+
+
+class Occurrence(NamedTuple):
+    """One citation of an output, where it sits, and whether it is inline or structured."""
+
+    ref: CitationRef
+    #: ``answer_markdown``, ``claims[0].text``, ``sections[1].citations[0]``, ``patch.fields.note``…
+    path: str
+    #: True: a token inside a string; False: an entry of a structured array.
+    inline: bool
+
+
+class IdTooLong(NamedTuple):
+    """A string holding a token whose id has more than ``MAX_ID_DIGITS`` significant digits."""
+
+    path: str
+
+
+def parse_id(digits: str) -> int | None:
+    """The id of an ASCII digit string, or ``None`` when it is overlong."""
+    significant = digits.lstrip("0")
+    if len(significant) > MAX_ID_DIGITS:
+        return None
+    return int(significant) if significant else 0
+
+
+def scan_tokens(text: str) -> Iterator[RawToken]:
+    """Every token of the grammar in ``text``, left to right, in linear time."""
+    for m in TOKEN_RE.finditer(text):
+        ident = parse_id(m.group(2))
+        ref = None if ident is None else CitationRef(_KINDS[m.group(1)], ident)
+        yield RawToken(ref, m.start(), m.end())
+
+
+def find_tokens(text: str) -> list[TokenMatch]:
+    """The tokens of ``text`` whose ids can be held, in order (overlong ones are left out)."""
+    return [TokenMatch(t.ref, t.start, t.end) for t in scan_tokens(text) if t.ref is not None]
+
+
+def has_overlong_token(text: str) -> bool:
+    """Whether ``text`` holds a token with an overlong id."""
+    return any(t.ref is None for t in scan_tokens(text))
+
+
+def join_path(parent: str, key: str) -> str:
+    """``a.b``: a dict key below ``parent`` (keys are used verbatim)."""
+    return f"{parent}.{key}" if parent else key
+
+
+def index_path(parent: str, index: int) -> str:
+    """``a[2]``: a list index below ``parent``."""
+    return f"{parent}[{index}]"
+
+
+def walk_strings(output: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """Every string value of ``output`` with its path, in document order (keys are not yielded)."""
+    for path, value, _role in _walk(output):
+        if isinstance(value, str):
+            yield path, value
+
+
+def extract(output: Mapping[str, Any]) -> list[Occurrence]:
+    """Every citation of a schema-valid output, in document order, with its field path.
+
+    Overlong tokens are left out: call ``find_overlong_ids`` first and fail the draft on any.
+    """
+    found: list[Occurrence] = []
+    for path, value, role in _walk(output):
+        if role == "entry":
+            found.append(Occurrence(entry_ref(value, path), path, False))
+        elif role == "observation":
+            found.append(Occurrence(observation_ref(value, path), path, False))
+        elif isinstance(value, str):
+            found.extend(Occurrence(t.ref, path, True) for t in find_tokens(value))
+    return found
+
+
+def find_overlong_ids(output: Mapping[str, Any]) -> list[IdTooLong]:
+    """Paths of the strings that hold a token whose id has too many digits to be read."""
+    return [IdTooLong(path) for path, text in walk_strings(output) if has_overlong_token(text)]
+
+
+def entry_ref(value: Any, path: str) -> CitationRef:
+    """The ref of a structured ``{kind, id}`` entry; ``ValueError`` if it is not schema-valid."""
+    if isinstance(value, Mapping):
+        kind = value.get("kind")
+        ident = value.get("id")
+        if (
+            isinstance(kind, str)
+            and kind in _KINDS
+            and isinstance(ident, int)
+            and not isinstance(ident, bool)
+            and ident >= 0
+        ):
+            return CitationRef(_KINDS[kind], ident)
+    raise ValueError(f"structured citation at {path} is not a valid {{kind, id}}")
+
+
+def observation_ref(value: Any, path: str) -> CitationRef:
+    """The OBS ref of a ``grounding.observations`` entry; ``ValueError`` if it is not an id."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return CitationRef(EvidenceKind.OBS, value)
+    raise ValueError(f"observation at {path} is not a non-negative integer")
+
+
+def _walk(output: Mapping[str, Any]) -> Iterator[tuple[str, Any, str]]:
+    """Pre-order walk yielding ``(path, value, role)``; role names the structured positions.
+
+    Roles: ``root``, ``units`` (top-level claims/sections/timeline list), ``unit`` (one of their
+    items), ``citations`` (a structured citation list), ``entry`` (one ``{kind, id}``),
+    ``grounding``, ``observations``, ``observation`` (a bare OBS id), ``data`` (anything else).
+    """
+    stack: list[tuple[str, Any, str]] = [("", output, "root")]
+    while stack:
+        path, value, role = stack.pop()
+        yield path, value, role
+        children: list[tuple[str, Any, str]] = []
+        if isinstance(value, Mapping):
+            for key, child in value.items():
+                children.append((join_path(path, str(key)), child, _child_role(role, key, child)))
+        elif isinstance(value, list | tuple):
+            item_role = {
+                "units": "unit",
+                "citations": "entry",
+                "observations": "observation",
+            }.get(role, "data")
+            children.extend(
+                (index_path(path, i), child, item_role) for i, child in enumerate(value)
+            )
+        stack.extend(reversed(children))
+
+
+def _child_role(role: str, key: object, child: Any) -> str:
+    if not isinstance(child, list | tuple | Mapping):
+        return "data"
+    if role == "root":
+        if key == "citations" and isinstance(child, list | tuple):
+            return "citations"
+        if key in _UNIT_LISTS and isinstance(child, list | tuple):
+            return "units"
+        if key == "grounding" and isinstance(child, Mapping):
+            return "grounding"
+    elif role == "unit":
+        if key == "citations" and isinstance(child, list | tuple):
+            return "citations"
+    elif role == "grounding" and key == "observations" and isinstance(child, list | tuple):
+        return "observations"
+    return "data"

@@ -1,0 +1,133 @@
+"""Removing citation tokens (and replacing spans) from text without ever creating a new token.
+
+Contract §3.5: where the text around a removed token would join into a citation token
+(``[DOC-5[DOC-7]1]`` with DOC-7 hidden), a space is left in its place.
+
+Rule (global, position-aware, one pass): the text is cut into *kept pieces* of the original and
+*replacements*; they are joined, the result is scanned once, and every token of the result that
+straddles a junction between two pieces gets a space inserted at its first straddled junction.
+Why one pass suffices: a token holds exactly one ``[`` (its first character) and one ``]`` (its
+last), so a space inside it leaves no ``[`` from which a new token could start, and no token can
+start before it and reach into it. Every token that lies wholly inside a kept piece is a token of
+the original at that place (the grammar has no context), so the tokens of the output are exactly
+the kept original tokens and the replacements' own tokens, in order. Linear in the text.
+
+Tidying (decided: yes, it reads better and is safe): when a removal (empty replacement) leaves
+horizontal whitespace before it and whitespace, end of text, or closing punctuation
+(``.,;:!?)``) after it, the whitespace before is dropped (``foo [DOC-7] bar`` → ``foo bar``,
+``foo [DOC-7].`` → ``foo.``); at the start of the text or of a line, the whitespace after it is
+dropped (``[DOC-7] Next`` → ``Next``). Whitespace is never part of a token, and the junction guard
+runs after tidying, so tidying cannot create a token either.
+
+Overlong tokens (see ``citations``) are tokens too: ``remove_all_tokens`` removes them.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Container, Sequence
+
+from worker.core.citations import scan_tokens
+from worker.core.evidence import CitationRef
+
+_HSPACE = " \t"
+_CLOSING = ".,;:!?)"
+
+
+def remove_tokens(text: str, hidden: Container[CitationRef]) -> str:
+    """``text`` without the tokens of ``hidden`` refs; no new token is ever formed."""
+    cuts = [(t.start, t.end, "") for t in scan_tokens(text) if _hidden(t.ref, hidden)]
+    return replace_spans(text, cuts) if cuts else text
+
+
+def _hidden(ref: CitationRef | None, hidden: Container[CitationRef]) -> bool:
+    return ref is not None and ref in hidden
+
+
+def remove_all_tokens(text: str) -> str:
+    """``text`` without any citation token (overlong ones included); no new token is formed."""
+    cuts = [(t.start, t.end, "") for t in scan_tokens(text)]
+    return replace_spans(text, cuts) if cuts else text
+
+
+def replace_spans(text: str, edits: Sequence[tuple[int, int, str]]) -> str:
+    """Replace each ``text[start:end]`` by its string, guarding every junction against new tokens.
+
+    ``edits`` must be sorted and non-overlapping (touching is fine); an empty replacement is a
+    removal and gets the whitespace tidying described in the module docstring. The output's tokens
+    are the original's tokens outside the edited spans plus each replacement's own tokens, in order.
+    Spans must not cut a token of the original in two (sentence spans never do).
+    """
+    pieces: list[str] = []
+    cursor = 0
+    for start, stop, replacement in _merge(edits):
+        end = stop
+        if start < cursor or end < start or end > len(text):
+            raise ValueError("edits must be sorted, non-overlapping and inside the text")
+        pieces.append(text[cursor:start])
+        if replacement:
+            pieces.append(replacement)
+        else:
+            _tidy_before(pieces, text, end)
+            if not _last_char(pieces) or _last_char(pieces) == "\n":
+                while end < len(text) and text[end] in _HSPACE:
+                    end += 1
+        cursor = end
+    pieces.append(text[cursor:])
+    return _guard(pieces)
+
+
+def _merge(edits: Sequence[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Fuse touching removals (``[DOC-7][DOC-8]``) so they form one junction."""
+    merged: list[tuple[int, int, str]] = []
+    for start, end, replacement in edits:
+        if merged and not replacement and not merged[-1][2] and merged[-1][1] == start:
+            merged[-1] = (merged[-1][0], end, "")
+        else:
+            merged.append((start, end, replacement))
+    return merged
+
+
+def _last_char(pieces: list[str]) -> str:
+    for piece in reversed(pieces):
+        if piece:
+            return piece[-1]
+    return ""
+
+
+def _tidy_before(pieces: list[str], text: str, end: int) -> None:
+    """Drop one horizontal space before a removal when what follows makes it redundant."""
+    after = text[end] if end < len(text) else ""
+    if not (after == "" or after.isspace() or after in _CLOSING):
+        return
+    for i in range(len(pieces) - 1, -1, -1):
+        if pieces[i]:
+            if pieces[i][-1] in _HSPACE:
+                pieces[i] = pieces[i][:-1]
+            return
+
+
+def _guard(pieces: list[str]) -> str:
+    """Join ``pieces``; break with a space every token that straddles a junction between pieces."""
+    joined = "".join(pieces)
+    junctions: list[int] = []
+    offset = 0
+    for piece in pieces[:-1]:
+        offset += len(piece)
+        if not junctions or junctions[-1] != offset:
+            junctions.append(offset)
+    breaks: list[int] = []
+    for token in scan_tokens(joined):
+        i = bisect_right(junctions, token.start)
+        if i < len(junctions) and junctions[i] < token.end:
+            breaks.append(junctions[i])
+    if not breaks:
+        return joined
+    out: list[str] = []
+    cursor = 0
+    for at in breaks:
+        out.append(joined[cursor:at])
+        out.append(" ")
+        cursor = at
+    out.append(joined[cursor:])
+    return "".join(out)
