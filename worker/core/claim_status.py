@@ -1,0 +1,149 @@
+"""Claim statuses (contract §3.7) and the redacted output (§3.5) of one evaluated draft.
+
+Decisions:
+
+- *Support* is a ``resolved`` citation. A dangling or ``not_in_retrieval`` citation supports
+  nothing (it already fails the draft), so a unit whose only citations are dangling is not
+  ``cited``; if it also had a hidden citation its support counts as lost through redaction and the
+  policy applies (hedge/omit/refuse), so its original words never reach a regenerate request.
+  A unit whose citations are all dangling or outside the retrieval and none hidden gets no status
+  and no extra failure: the citation failures already say what is wrong.
+- A proposal is one unit (path ``grounding``) and is the whole output: when its support is lost
+  it cannot be hedged or omitted without publishing a patch built from hidden evidence, so it is
+  refused (``unsupported_answer``) whatever the policy.
+- Hedging replaces the unit's words: an ``answer_markdown`` sentence span, ``claims[i].text``,
+  ``sections[i].body_markdown`` (the heading stays, minus hidden tokens), ``timeline[i].text``.
+  Omitting removes the span or the array item. Hidden entries leave every structured array and
+  hidden tokens leave every string, whatever the unit's status.
+- A draft with no hidden citation and nothing hedged or omitted publishes the agent's own dict
+  unchanged (no copy).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import Any, NamedTuple
+
+from worker.core.claims import ClaimUnit, UnitKind
+from worker.core.evidence import HIDDEN, CitationRef, EvidenceKind, Resolution
+from worker.core.policy import LostSupportPolicy
+from worker.core.redaction import remove_tokens, replace_spans
+
+_ITEM = re.compile(r"^(claims|sections|timeline)\[(\d+)\]")
+_TEXT_FIELD = {"claims": "text", "sections": "body_markdown", "timeline": "text"}
+_STRUCTURED_LISTS = ("claims", "sections", "timeline")
+
+
+class UnitStatus(StrEnum):
+    """What became of one claim unit."""
+
+    CITED = "cited"
+    HEDGED = "hedged"
+    OMITTED = "omitted"
+    REFUSED = "refused"
+    #: No citation at all: ``uncited_claim``.
+    UNCITED = "uncited"
+    #: Only dangling / not-in-retrieval citations: those failures speak for it.
+    FAILED = "failed"
+
+
+class UnitVerdict(NamedTuple):
+    """A unit and its status."""
+
+    unit: ClaimUnit
+    status: UnitStatus
+
+
+def unit_status(
+    unit: ClaimUnit, resolutions: Mapping[CitationRef, Resolution], policy: LostSupportPolicy
+) -> UnitStatus:
+    """The status of one unit (see the module docstring)."""
+    if not unit.refs:
+        return UnitStatus.UNCITED
+    states = [resolutions.get(ref, Resolution.DANGLING) for ref in unit.refs]
+    if Resolution.RESOLVED in states:
+        return UnitStatus.CITED
+    if not any(s in HIDDEN for s in states):
+        return UnitStatus.FAILED
+    if unit.kind is UnitKind.PROPOSAL or policy is LostSupportPolicy.REFUSE:
+        return UnitStatus.REFUSED
+    return UnitStatus.HEDGED if policy is LostSupportPolicy.HEDGE else UnitStatus.OMITTED
+
+
+def _scrub(value: Any, hidden: frozenset[CitationRef]) -> Any:
+    """Every string without hidden tokens; structure otherwise unchanged (depth <= 64)."""
+    if isinstance(value, str):
+        return remove_tokens(value, hidden)
+    if isinstance(value, dict):
+        return {k: _scrub(v, hidden) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v, hidden) for v in value]
+    return value
+
+
+def _entry_ref(entry: Any) -> CitationRef | None:
+    if isinstance(entry, dict):
+        return CitationRef(EvidenceKind(entry["kind"]), entry["id"])
+    return None
+
+
+def _visible_entries(entries: Sequence[Any], hidden: frozenset[CitationRef]) -> list[Any]:
+    return [_scrub(e, hidden) for e in entries if _entry_ref(e) not in hidden]
+
+
+def redact_output(
+    output: dict[str, Any],
+    verdicts: Sequence[UnitVerdict],
+    hidden: frozenset[CitationRef],
+    hedge_sentence: str,
+) -> dict[str, Any]:
+    """The agent output as it may be shown to the principal (contract §3.5, §3.7)."""
+    spans: list[tuple[int, int, str]] = []
+    items: dict[tuple[str, int], UnitStatus] = {}
+    for unit, status in verdicts:
+        if status not in (UnitStatus.HEDGED, UnitStatus.OMITTED):
+            continue
+        if unit.kind is UnitKind.SENTENCE and unit.span is not None:
+            text = hedge_sentence if status is UnitStatus.HEDGED else ""
+            spans.append((unit.span[0], unit.span[1], text))
+        else:
+            match = _ITEM.match(unit.path)
+            if match is not None:
+                items[(match.group(1), int(match.group(2)))] = status
+    if not hidden and not spans and not items:
+        return output
+    out: dict[str, Any] = {}
+    for key, value in output.items():
+        if key == "answer_markdown" and isinstance(value, str):
+            text = replace_spans(value, sorted(spans)) if spans else value
+            out[key] = remove_tokens(text, hidden)
+        elif key == "citations" and isinstance(value, list):
+            out[key] = _visible_entries(value, hidden)
+        elif key in _STRUCTURED_LISTS and isinstance(value, list):
+            kept: list[Any] = []
+            for index, item in enumerate(value):
+                action = items.get((key, index))
+                if action is UnitStatus.OMITTED:
+                    continue
+                new = {
+                    k: _visible_entries(v, hidden) if k == "citations" else _scrub(v, hidden)
+                    for k, v in item.items()
+                }
+                if action is UnitStatus.HEDGED:
+                    new[_TEXT_FIELD[key]] = hedge_sentence
+                kept.append(new)
+            out[key] = kept
+        elif key == "grounding" and isinstance(value, dict):
+            out[key] = {
+                k: (
+                    [o for o in v if CitationRef(EvidenceKind.OBS, o) not in hidden]
+                    if k == "observations"
+                    else _scrub(v, hidden)
+                )
+                for k, v in value.items()
+            }
+        else:
+            out[key] = _scrub(value, hidden)
+    return out

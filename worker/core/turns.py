@@ -1,0 +1,352 @@
+"""The turn state machine (contract §3.8): one pure transition per decided record.
+
+The worker keeps a ``TurnState`` per ``turn_id`` (no state = *open*) and calls ``decide`` for a
+draft or ``on_deadline`` for a regeneration-deadline tick; it stores ``Decision.state`` and
+publishes ``Decision.outbound`` in order.
+
+Decisions:
+
+- ``Decision.state`` is what the table must hold afterwards; when nothing changes it is the very
+  state passed in (``outcome`` ``unchanged`` or ``dead_letter``).
+- Messages are recorded in the state as their exact JSON text, so a redelivery re-publishes the
+  same bytes (at-least-once): the regenerate request and its ledger batch while regenerating; the
+  terminal event always, plus the deciding draft's ledger batch when that draft is redelivered.
+  A draft that is not decided (a later draft of a terminal turn) writes no ledger batch.
+- Identity (tenant, user, set of groups) is checked against the turn's first draft before
+  anything else, in every phase: a mismatch is dead-lettered ``identity_mismatch``, state kept.
+- Messages echo the turn's ``policy_version`` (recorded from its first draft), the deciding draft's
+  ``attempt`` and ``kind``. ``attempts`` on could-not-ground counts decided drafts.
+- Could-not-ground reasons are deduplicated on (code, path) before the cap of 50: without
+  ``citation`` they would only repeat.
+- The regeneration timeout writes no ledger batch (no draft was decided); the could-not-ground
+  event names the failed draft, its attempt, ``attempts: 1``. A tick for a turn that timed out is
+  answered by re-publishing that event. A tick before the deadline, or for another phase, changes
+  nothing.
+- ``expired`` applies to terminal turns only; a regenerating turn ends through its deadline.
+  ``decide`` does not look at retention: the caller drops an expired state first.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import NamedTuple
+
+from pydantic import BaseModel, ConfigDict
+
+from worker.core.envelope import EnvelopeRejection
+from worker.core.failures import FailureCode
+from worker.core.ids import ledger_event_id, regenerate_event_id, terminal_event_id
+from worker.core.messages import (
+    CouldNotGround,
+    GroundedAnswer,
+    LedgerBatch,
+    LedgerOutcome,
+    ReasonOut,
+    RegenerateRequest,
+    cap_reasons,
+    rfc3339,
+    to_json_bytes,
+)
+from worker.core.outputs import DraftKind
+from worker.core.policy import TenantPolicy
+from worker.core.verdict import Evaluation, Prepared
+
+
+class TurnPhase(StrEnum):
+    """Where a turn stands (no state at all means *open*)."""
+
+    REGENERATING = "regenerating"
+    TERMINAL = "terminal"
+
+
+class OutTopic(StrEnum):
+    """Logical output topics; the worker maps them to configured names."""
+
+    REGENERATE = "regenerate"
+    VALIDATED = "validated"
+    COULD_NOT_GROUND = "could_not_ground"
+    LEDGER = "ledger"
+
+
+class TurnState(BaseModel):
+    """What the worker remembers about one turn."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    phase: TurnPhase
+    turn_id: str
+    tenant_id: str
+    user_id: str
+    #: Sorted, distinct.
+    groups: tuple[str, ...]
+    policy_version: str
+    first_draft_id: str
+    first_attempt: int
+    kind: DraftKind
+    #: The draft whose failure caused the regeneration.
+    regenerate_draft_id: str | None = None
+    #: Exact JSON text of the regenerate request and of that draft's ledger batch.
+    regenerate_request: str | None = None
+    regenerate_ledger: str | None = None
+    deadline: datetime | None = None
+    #: The draft that ended the turn (``None`` when it timed out).
+    deciding_draft_id: str | None = None
+    #: Exact JSON text of the terminal event, its topic, and the deciding draft's ledger batch.
+    terminal_event: str | None = None
+    terminal_topic: OutTopic | None = None
+    terminal_ledger: str | None = None
+    attempts_decided: int = 0
+    ended_at: datetime | None = None
+
+
+class Outbound(NamedTuple):
+    """One message to publish."""
+
+    topic: OutTopic
+    #: The turn id (every output topic is keyed by it).
+    key: str
+    value: bytes
+
+
+class Decision(NamedTuple):
+    """The result of one transition."""
+
+    #: The state to hold afterwards (the same object when unchanged); ``None``: no state.
+    state: TurnState | None
+    outbound: tuple[Outbound, ...]
+    #: ``identity_mismatch``: dead-letter the draft.
+    dead_letter: EnvelopeRejection | None
+    #: grounded | regenerate | could_not_ground | unchanged | dead_letter
+    outcome: str
+
+
+def _groups(groups: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(sorted(set(groups)))
+
+
+def _ledger(prepared: Prepared, ev: Evaluation, outcome: LedgerOutcome, version: str) -> str:
+    d = prepared.draft
+    batch = LedgerBatch.model_construct(
+        event_id=ledger_event_id(d.tenant_id, d.turn_id, d.draft_id),
+        turn_id=d.turn_id,
+        draft_id=d.draft_id,
+        attempt=d.attempt,
+        tenant_id=d.tenant_id,
+        outcome=outcome,
+        policy_version=version,
+        rows=ev.ledger_rows,
+    )
+    return to_json_bytes(batch).decode("utf-8")
+
+
+def _cng_reasons(ev: Evaluation) -> list[ReasonOut]:
+    seen: dict[tuple[str, str | None], ReasonOut] = {}
+    for f in ev.failures:
+        seen.setdefault((f.code, f.path), ReasonOut.model_construct(code=f.code, path=f.path))
+    return list(seen.values())
+
+
+def _out(topic: OutTopic, turn_id: str, text: str | None) -> tuple[Outbound, ...]:
+    return () if text is None else (Outbound(topic, turn_id, text.encode("utf-8")),)
+
+
+def _terminal(
+    base: TurnState,
+    prepared: Prepared,
+    ev: Evaluation,
+    now: datetime,
+) -> Decision:
+    d = prepared.draft
+    event_id = terminal_event_id(base.tenant_id, d.turn_id)
+    attempts = base.attempts_decided + 1
+    message: GroundedAnswer | CouldNotGround
+    if ev.grounded and ev.redacted_output is not None:
+        outcome, topic = LedgerOutcome.GROUNDED, OutTopic.VALIDATED
+        message = GroundedAnswer.model_construct(
+            event_id=event_id,
+            turn_id=d.turn_id,
+            draft_id=d.draft_id,
+            attempt=d.attempt,
+            tenant_id=base.tenant_id,
+            user_id=base.user_id,
+            kind=d.kind,
+            output=ev.redacted_output,
+            claims=ev.claims,
+            citations=ev.citations,
+            policy_version=base.policy_version,
+            validated_at=rfc3339(now),
+        )
+    else:
+        outcome, topic = LedgerOutcome.COULD_NOT_GROUND, OutTopic.COULD_NOT_GROUND
+        reasons, truncated = cap_reasons(_cng_reasons(ev))
+        message = CouldNotGround.model_construct(
+            event_id=event_id,
+            turn_id=d.turn_id,
+            draft_id=d.draft_id,
+            attempt=d.attempt,
+            tenant_id=base.tenant_id,
+            user_id=base.user_id,
+            kind=d.kind,
+            attempts=attempts,
+            reasons=reasons,
+            reasons_truncated=truncated,
+            policy_version=base.policy_version,
+            at=rfc3339(now),
+        )
+    event = to_json_bytes(message).decode("utf-8")
+    ledger = _ledger(prepared, ev, outcome, base.policy_version)
+    state = base.model_copy(
+        update={
+            "phase": TurnPhase.TERMINAL,
+            "deciding_draft_id": d.draft_id,
+            "terminal_event": event,
+            "terminal_topic": topic,
+            "terminal_ledger": ledger,
+            "attempts_decided": attempts,
+            "ended_at": now,
+        }
+    )
+    outbound = _out(topic, d.turn_id, event) + _out(OutTopic.LEDGER, d.turn_id, ledger)
+    return Decision(state, outbound, None, outcome.value)
+
+
+def _regenerate(
+    base: TurnState, prepared: Prepared, ev: Evaluation, policy: TenantPolicy, now: datetime
+) -> Decision:
+    d = prepared.draft
+    deadline = now + timedelta(seconds=policy.regeneration_deadline_s)
+    reasons, truncated = cap_reasons(ev.failures)
+    request = RegenerateRequest.model_construct(
+        event_id=regenerate_event_id(base.tenant_id, d.turn_id),
+        turn_id=d.turn_id,
+        draft_id=d.draft_id,
+        tenant_id=base.tenant_id,
+        principal=d.principal,
+        kind=d.kind,
+        reasons=reasons,
+        reasons_truncated=truncated,
+        previous_output=ev.redacted_output,
+        policy_version=base.policy_version,
+        deadline=rfc3339(deadline),
+    )
+    text = to_json_bytes(request).decode("utf-8")
+    ledger = _ledger(prepared, ev, LedgerOutcome.REGENERATE, base.policy_version)
+    state = base.model_copy(
+        update={
+            "phase": TurnPhase.REGENERATING,
+            "regenerate_draft_id": d.draft_id,
+            "regenerate_request": text,
+            "regenerate_ledger": ledger,
+            "deadline": deadline,
+            "attempts_decided": base.attempts_decided + 1,
+        }
+    )
+    outbound = _out(OutTopic.REGENERATE, d.turn_id, text) + _out(OutTopic.LEDGER, d.turn_id, ledger)
+    return Decision(state, outbound, None, "regenerate")
+
+
+def _same_identity(state: TurnState, prepared: Prepared) -> bool:
+    d = prepared.draft
+    return (
+        d.tenant_id == state.tenant_id
+        and d.principal.user_id == state.user_id
+        and _groups(d.principal.groups) == state.groups
+    )
+
+
+def decide(  # noqa: PLR0917 -- the agreed call shape of the worker loop
+    state: TurnState | None,
+    prepared: Prepared,
+    evaluation: Evaluation,
+    policy: TenantPolicy,
+    now: datetime,
+    worker_version: str,
+) -> Decision:
+    """Contract §3.8 for one draft. ``worker_version`` is accepted for the caller's symmetry;
+    nothing published depends on it, so redeliveries across versions stay byte-identical."""
+    del worker_version
+    d = prepared.draft
+    if state is None:
+        base = TurnState(
+            phase=TurnPhase.REGENERATING,  # replaced below; a base is never stored as is
+            turn_id=d.turn_id,
+            tenant_id=d.tenant_id,
+            user_id=d.principal.user_id,
+            groups=_groups(d.principal.groups),
+            policy_version=policy.version,
+            first_draft_id=d.draft_id,
+            first_attempt=d.attempt,
+            kind=d.kind,
+        )
+        if evaluation.grounded or evaluation.no_grounding or evaluation.refused or d.attempt >= 1:
+            return _terminal(base, prepared, evaluation, now)
+        return _regenerate(base, prepared, evaluation, policy, now)
+    if not _same_identity(state, prepared):
+        rejection = EnvelopeRejection(
+            "identity_mismatch", "tenant, user or groups differ from the turn's first draft"
+        )
+        return Decision(state, (), rejection, "dead_letter")
+    if state.phase is TurnPhase.TERMINAL:
+        outbound = _out(state.terminal_topic or OutTopic.VALIDATED, d.turn_id, state.terminal_event)
+        if d.draft_id == state.deciding_draft_id:
+            outbound += _out(OutTopic.LEDGER, d.turn_id, state.terminal_ledger)
+        return Decision(state, outbound, None, "unchanged")
+    if d.draft_id == state.regenerate_draft_id:
+        outbound = _out(OutTopic.REGENERATE, d.turn_id, state.regenerate_request) + _out(
+            OutTopic.LEDGER, d.turn_id, state.regenerate_ledger
+        )
+        return Decision(state, outbound, None, "unchanged")
+    return _terminal(state, prepared, evaluation, now)
+
+
+def on_deadline(
+    state: TurnState | None, turn_id: str, tick_time: datetime, now: datetime
+) -> Decision:
+    """A regeneration-deadline tick: ``regeneration_timeout`` once the deadline has passed."""
+    if state is None:
+        return Decision(None, (), None, "unchanged")
+    if state.phase is TurnPhase.TERMINAL:
+        if state.deciding_draft_id is None:  # it timed out: the tick may be a redelivery
+            return Decision(
+                state,
+                _out(OutTopic.COULD_NOT_GROUND, turn_id, state.terminal_event),
+                None,
+                "unchanged",
+            )
+        return Decision(state, (), None, "unchanged")
+    if state.deadline is None or tick_time < state.deadline:
+        return Decision(state, (), None, "unchanged")
+    message = CouldNotGround.model_construct(
+        event_id=terminal_event_id(state.tenant_id, turn_id),
+        turn_id=turn_id,
+        draft_id=state.regenerate_draft_id or state.first_draft_id,
+        attempt=state.first_attempt,
+        tenant_id=state.tenant_id,
+        user_id=state.user_id,
+        kind=state.kind,
+        attempts=state.attempts_decided,
+        reasons=(ReasonOut.model_construct(code=FailureCode.REGENERATION_TIMEOUT, path=None),),
+        reasons_truncated=None,
+        policy_version=state.policy_version,
+        at=rfc3339(now),
+    )
+    event = to_json_bytes(message).decode("utf-8")
+    new = state.model_copy(
+        update={
+            "phase": TurnPhase.TERMINAL,
+            "terminal_event": event,
+            "terminal_topic": OutTopic.COULD_NOT_GROUND,
+            "ended_at": now,
+        }
+    )
+    return Decision(new, _out(OutTopic.COULD_NOT_GROUND, turn_id, event), None, "could_not_ground")
+
+
+def expired(state: TurnState, now: datetime, retention_s: float) -> bool:
+    """A terminal turn past its retention: treat it as no state (a later draft opens afresh)."""
+    return (
+        state.phase is TurnPhase.TERMINAL
+        and state.ended_at is not None
+        and now - state.ended_at > timedelta(seconds=retention_s)
+    )

@@ -1,0 +1,332 @@
+"""The verdict on one draft, in two pure steps so the worker can batch its store look-ups.
+
+``prepare`` (no evidence needed): canonicalize a string output (§3.1), validate it (§3.2), extract
+every citation (§3.3) and cut the claim units (§3.7). ``evaluate`` (with what the stores said):
+resolve (§3.4), redact (§3.5), check quotes (§3.6), give every unit its status (§3.7).
+
+Decisions:
+
+- A draft that fails ``malformed_output`` or ``schema_invalid`` stops there: its citations are not
+  resolved (nothing to look up), it yields no ledger rows, and the regenerate request carries no
+  ``previous_output`` (with nothing resolved, nothing could be redacted safely); its reasons carry
+  the paths. ``published_status`` and ``auto_apply_not_allowed`` do not stop the verdict: the
+  output is well-formed, so every other finding is reported too (one regeneration only).
+- ``schema_invalid`` found after extraction: a token id of more than 1,000 digits (path of the
+  string holding it) and more than 1,000 distinct citations (path of the 1,001st).
+- Citation failures are per occurrence (``dangling_citation``/``not_in_retrieval`` with the
+  occurrence's path and the ``citation`` label, e.g. ``timeline[2].text`` / ``EVT-6``). A hidden id
+  never yields a failure, so it is never named.
+- Quotes are checked for visible sources only (``resolved`` and ``not_in_retrieval``): a hidden
+  citation's entry and quote are removed anyway, and a mismatch on it would tell the reader
+  something about a source they may not see. A ledger row's ``quote_check`` is the worst check of
+  that id (mismatch > tolerant > exact > none); the published citation carries the first quote.
+- Failures are ordered by the contract's list of codes, then by position in the output.
+- ``agent_no_grounding`` (path ``no_grounding``) and ``unsupported_answer`` (path of the unit)
+  are failures too; ``no_grounding``/``refused`` flags make the turn terminal at once (§3.8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from worker.core.canonical import Malformed, canonicalize
+from worker.core.citations import Occurrence, extract, find_overlong_ids
+from worker.core.claim_status import UnitStatus, UnitVerdict, redact_output, unit_status
+from worker.core.claims import ClaimUnit, UnitKind, claim_units
+from worker.core.envelope import Draft
+from worker.core.evidence import (
+    HIDDEN,
+    CitationRef,
+    EvidenceKind,
+    EvidenceRecord,
+    QuoteCheck,
+    Resolution,
+    resolve,
+)
+from worker.core.failures import Failure, FailureCode
+from worker.core.messages import CitationKey, CitationOut, ClaimOut, GroundingStatus, LedgerRow
+from worker.core.outputs import SCHEMA_FIELDS, validate_output
+from worker.core.policy import TenantPolicy
+from worker.core.quotes import check_quote
+from worker.core.redaction import remove_tokens
+
+MAX_DISTINCT_CITATIONS = 1000
+_CODE_ORDER = {code: i for i, code in enumerate(FailureCode)}
+_QUOTE_RANK = {
+    QuoteCheck.NONE: 0,
+    QuoteCheck.EXACT: 1,
+    QuoteCheck.TOLERANT: 2,
+    QuoteCheck.MISMATCH: 3,
+}
+_VISIBLE_SOURCE = frozenset({Resolution.RESOLVED, Resolution.NOT_IN_RETRIEVAL})
+
+
+class Prepared(NamedTuple):
+    """A draft made ready for resolution."""
+
+    draft: Draft
+    #: The validated agent output (the agent's own dict); ``None`` when parsing or schema failed.
+    output: dict[str, Any] | None
+    #: Rule 1-2 findings so far.
+    failures: tuple[Failure, ...]
+    occurrences: tuple[Occurrence, ...]
+    units: tuple[ClaimUnit, ...]
+    #: Distinct ids a store could hold (empty when parsing failed): what the worker looks up.
+    refs_to_resolve: frozenset[CitationRef]
+
+
+class Evaluation(NamedTuple):
+    """Everything the decision and the output messages need about one draft."""
+
+    failures: tuple[Failure, ...]
+    #: The agent said ``no_grounding: true``.
+    no_grounding: bool
+    #: A ``refuse`` policy hit (or a proposal whose support was hidden).
+    refused: bool
+    #: The output after redaction; ``None`` when it could not be parsed or validated.
+    redacted_output: dict[str, Any] | None
+    #: Cited and hedged units (omitted ones are absent), text after redaction.
+    claims: tuple[ClaimOut, ...]
+    #: One per distinct visible resolved (kind, id), in order of first citation.
+    citations: tuple[CitationOut, ...]
+    #: One per distinct cited (kind, id), hidden and dangling included.
+    ledger_rows: tuple[LedgerRow, ...]
+
+    @property
+    def grounded(self) -> bool:
+        """Nothing failed, nothing refused, and the agent claimed grounding."""
+        return not self.failures and not self.no_grounding and not self.refused
+
+
+def _stopped(draft: Draft, failures: list[Failure]) -> Prepared:
+    return Prepared(draft, None, tuple(failures), (), (), frozenset())
+
+
+def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
+    """Rules 1-3 and the claim units: everything that needs no store."""
+    kind = draft.kind.value
+    if isinstance(draft.output, str):
+        canonical = canonicalize(draft.output, SCHEMA_FIELDS[kind])
+        if isinstance(canonical, Malformed):
+            failure = Failure(
+                code=FailureCode.MALFORMED_OUTPUT,
+                detail=canonical.detail,
+                raw_excerpt=canonical.raw_excerpt,
+            )
+            return _stopped(draft, [failure])
+        obj: Any = canonical.value
+    else:
+        obj = draft.output
+    validated = validate_output(kind, obj, auto_apply_threshold=policy.auto_apply_threshold)
+    if isinstance(validated, list):
+        return _stopped(draft, validated)
+    output = validated.value
+    overlong = find_overlong_ids(output)
+    if overlong:
+        detail = "a citation id has more than 1,000 digits"
+        return _stopped(
+            draft,
+            [
+                Failure(code=FailureCode.SCHEMA_INVALID, path=o.path, detail=detail)
+                for o in overlong
+            ],
+        )
+    occurrences = extract(output)
+    distinct: dict[CitationRef, None] = {}
+    for occ in occurrences:
+        if occ.ref not in distinct:
+            distinct[occ.ref] = None
+            if len(distinct) > MAX_DISTINCT_CITATIONS:
+                failure = Failure(
+                    code=FailureCode.SCHEMA_INVALID,
+                    path=occ.path,
+                    detail=f"more than {MAX_DISTINCT_CITATIONS} distinct citations",
+                )
+                return _stopped(draft, [failure])
+    units = claim_units(output, kind)
+    return Prepared(
+        draft=draft,
+        output=output,
+        failures=validated.failures,
+        occurrences=tuple(occurrences),
+        units=tuple(units),
+        refs_to_resolve=frozenset(r for r in distinct if r.queryable),
+    )
+
+
+def _quotes(
+    output: dict[str, Any],
+    resolutions: Mapping[CitationRef, Resolution],
+    evidence: Mapping[CitationRef, EvidenceRecord],
+    failures: list[Failure],
+) -> tuple[dict[CitationRef, str], dict[CitationRef, QuoteCheck]]:
+    """Rule 6 over the top-level ``citations[]`` (the only place a quote may be)."""
+    first_quote: dict[CitationRef, str] = {}
+    worst: dict[CitationRef, QuoteCheck] = {}
+    entries = output.get("citations")
+    if not isinstance(entries, list):
+        return first_quote, worst
+    for index, entry in enumerate(entries):
+        quote = entry.get("quote")
+        if quote is None:
+            continue
+        ref = CitationRef(EvidenceKind(entry["kind"]), entry["id"])
+        if resolutions.get(ref) not in _VISIBLE_SOURCE:
+            continue
+        check = check_quote(quote, evidence[ref].text)
+        first_quote.setdefault(ref, quote)
+        if _QUOTE_RANK[check] > _QUOTE_RANK[worst.get(ref, QuoteCheck.NONE)]:
+            worst[ref] = check
+        if check is QuoteCheck.MISMATCH:
+            failures.append(
+                Failure(
+                    code=FailureCode.QUOTE_MISMATCH,
+                    path=f"citations[{index}].quote",
+                    citation=ref.label,
+                    detail="the quote does not appear in the cited source",
+                )
+            )
+    return first_quote, worst
+
+
+def _claims_out(
+    verdicts: list[UnitVerdict],
+    resolutions: Mapping[CitationRef, Resolution],
+    hidden: frozenset[CitationRef],
+    hedge_sentence: str,
+) -> tuple[ClaimOut, ...]:
+    out: list[ClaimOut] = []
+    for unit, status in verdicts:
+        if status is UnitStatus.CITED:
+            keys = dict.fromkeys(r for r in unit.refs if resolutions[r] is Resolution.RESOLVED)
+            out.append(
+                ClaimOut.model_construct(
+                    text=remove_tokens(unit.text, hidden) if hidden else unit.text,
+                    citations=tuple(
+                        CitationKey.model_construct(kind=r.kind, id=r.id) for r in keys
+                    ),
+                    grounding_status=GroundingStatus.CITED,
+                )
+            )
+        elif status is UnitStatus.HEDGED:
+            out.append(
+                ClaimOut.model_construct(
+                    text=hedge_sentence, citations=(), grounding_status=GroundingStatus.HEDGED
+                )
+            )
+    return tuple(out)
+
+
+def evaluate(
+    prepared: Prepared,
+    evidence: Mapping[CitationRef, EvidenceRecord],
+    policy: TenantPolicy,
+    now: datetime,
+) -> Evaluation:
+    """Rules 4-7 for a prepared draft, given the records the stores returned for its tenant."""
+    output = prepared.output
+    if output is None:
+        return Evaluation(prepared.failures, False, False, None, (), (), ())
+    draft = prepared.draft
+    retrieval = draft.retrieval_set()
+    resolutions: dict[CitationRef, Resolution] = {}
+    paths: dict[CitationRef, dict[str, None]] = {}
+    failures = list(prepared.failures)
+    for occ in prepared.occurrences:
+        ref = occ.ref
+        state = resolutions.get(ref)
+        if state is None:
+            state = resolve(ref, evidence.get(ref), draft.principal, retrieval, now)
+            resolutions[ref] = state
+            paths[ref] = {}
+        paths[ref][occ.path] = None
+        if state is Resolution.DANGLING:
+            failures.append(
+                Failure(
+                    code=FailureCode.DANGLING_CITATION,
+                    path=occ.path,
+                    citation=ref.label,
+                    detail="no such source for this tenant",
+                )
+            )
+        elif state is Resolution.NOT_IN_RETRIEVAL:
+            failures.append(
+                Failure(
+                    code=FailureCode.NOT_IN_RETRIEVAL,
+                    path=occ.path,
+                    citation=ref.label,
+                    detail="not among the sources retrieved for this turn",
+                )
+            )
+    hidden = frozenset(r for r, s in resolutions.items() if s in HIDDEN)
+    first_quote, worst = _quotes(output, resolutions, evidence, failures)
+
+    verdicts = [
+        UnitVerdict(u, unit_status(u, resolutions, policy.lost_support)) for u in prepared.units
+    ]
+    refused = False
+    for unit, status in verdicts:
+        if status is UnitStatus.UNCITED:
+            failures.append(
+                Failure(
+                    code=FailureCode.UNCITED_CLAIM,
+                    path=unit.path,
+                    detail=(
+                        f"assertion sentence {unit.index + 1} has no citation"
+                        if unit.kind is UnitKind.SENTENCE
+                        else "an assertion without any citation"
+                    ),
+                )
+            )
+        elif status is UnitStatus.REFUSED:
+            refused = True
+            failures.append(
+                Failure(
+                    code=FailureCode.UNSUPPORTED_ANSWER,
+                    path=unit.path,
+                    detail="its only support is not visible to the reader",
+                )
+            )
+    no_grounding = output.get("no_grounding") is True
+    if no_grounding:
+        failures.append(
+            Failure(
+                code=FailureCode.AGENT_NO_GROUNDING,
+                path="no_grounding",
+                detail="the agent found nothing in scope to ground an answer",
+            )
+        )
+    failures.sort(key=lambda f: _CODE_ORDER[f.code])
+
+    citations = tuple(
+        CitationOut.model_construct(
+            kind=ref.kind,
+            id=ref.id,
+            title=evidence[ref].title if ref.kind is EvidenceKind.DOC else None,
+            quote=first_quote.get(ref),
+            quote_check=worst.get(ref, QuoteCheck.NONE),
+        )
+        for ref, state in resolutions.items()
+        if state is Resolution.RESOLVED
+    )
+    ledger_rows = tuple(
+        LedgerRow.model_construct(
+            kind=ref.kind,
+            source_id=str(ref.id),
+            resolution=state,
+            quote_check=worst.get(ref, QuoteCheck.NONE),
+            paths=tuple(paths[ref]),
+        )
+        for ref, state in resolutions.items()
+    )
+    return Evaluation(
+        failures=tuple(failures),
+        no_grounding=no_grounding,
+        refused=refused,
+        redacted_output=redact_output(output, verdicts, hidden, policy.hedge_sentence),
+        claims=_claims_out(verdicts, resolutions, hidden, policy.hedge_sentence),
+        citations=citations,
+        ledger_rows=ledger_rows,
+    )
