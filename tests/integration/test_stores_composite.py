@@ -1,0 +1,220 @@
+"""Both stores behind the port: routing, tenant isolation between principals, and batching."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from worker.core.evidence import (
+    MAX_SOURCE_ID,
+    CitationRef,
+    EvidenceKind,
+    EvidenceRecord,
+    Principal,
+    Resolution,
+    resolve,
+)
+from worker.faults import StoreUnavailable
+from worker.settings import Settings
+from worker.stores.demo import DemoCorpus, DemoTenant
+from worker.stores.evidence import CompositeEvidence, open_evidence
+from worker.stores.mongo import MongoEvidence
+from worker.stores.postgres import PostgresEvidence
+
+pytestmark = pytest.mark.integration
+
+OBS, EVT, DOC = EvidenceKind.OBS, EvidenceKind.EVT, EvidenceKind.DOC
+
+
+@pytest.fixture
+async def evidence(migrated: Settings) -> AsyncIterator[CompositeEvidence]:
+    async with open_evidence(migrated) as composite:
+        yield composite
+
+
+def all_refs(tenant: DemoTenant) -> set[CitationRef]:
+    return (
+        {CitationRef(OBS, r.id) for r in tenant.observations}
+        | {CitationRef(EVT, r.id) for r in tenant.events}
+        | {CitationRef(DOC, d.id) for d in tenant.documents}
+    )
+
+
+def visible_by_definition(tenant: DemoTenant, principal: Principal) -> set[CitationRef]:
+    """Ground truth from the corpus file alone (not from any adapter): unrevoked and admitted."""
+    now = datetime.now(UTC)
+    entries = principal.acl_entries()
+    rows = [(OBS, r) for r in tenant.observations] + [(EVT, r) for r in tenant.events]
+    out = {
+        CitationRef(kind, r.id)
+        for kind, r in rows
+        if (r.revoked_at is None or r.revoked_at > now) and (r.acl is None or entries & set(r.acl))
+    }
+    out |= {
+        CitationRef(DOC, d.id)
+        for d in tenant.documents
+        if (d.revoked_at is None or d.revoked_at > now)
+        and d.has_acl_field
+        and (d.acl is None or entries & set(d.acl))
+    }
+    return out
+
+
+async def test_routes_each_kind_to_its_store(
+    evidence: CompositeEvidence, corpus: DemoCorpus, namespace: Any
+) -> None:
+    obs, evt, doc = (
+        CitationRef(OBS, namespace.id(1001)),
+        CitationRef(EVT, namespace.id(501)),
+        CitationRef(DOC, namespace.id(9001)),
+    )
+    records = await evidence.fetch(namespace.tenant("acme"), [obs, evt, doc, doc])
+    assert set(records) == {obs, evt, doc}
+    assert records[doc].title == "Payments incident runbook"
+    assert records[obs].title is None
+
+
+async def test_two_principals_never_receive_what_only_the_other_may_see(
+    evidence: CompositeEvidence, corpus: DemoCorpus, namespace: Any
+) -> None:
+    acme, globex = (
+        corpus.tenant(namespace.tenant("acme")),
+        corpus.tenant(namespace.tenant("globex")),
+    )
+    cited = all_refs(acme) | all_refs(globex)  # everything anyone could cite, both tenants
+    records = await evidence.fetch(acme.tenant_id, cited)
+    now = datetime.now(UTC)
+
+    def receivable(principal: Principal) -> set[CitationRef]:
+        return {
+            ref
+            for ref in cited
+            if resolve(ref, records.get(ref), principal, None, now) is Resolution.RESOLVED
+        }
+
+    ana, bob, cy = (acme.principal(u) for u in ("u-ana", "u-bob", "u-cy"))
+    for one, other in [(ana, bob), (bob, ana), (cy, ana), (cy, bob), (bob, cy)]:
+        only_other = visible_by_definition(acme, other) - visible_by_definition(acme, one)
+        assert only_other, "the corpus must give each pair something exclusive"
+        assert receivable(one).isdisjoint(only_other), (one.user_id, other.user_id)
+        assert receivable(one) == visible_by_definition(acme, one)
+    assert receivable(ana).isdisjoint(all_refs(globex))
+
+
+def _drafts(acme: DemoTenant, globex: DemoTenant, seed: int) -> list[set[CitationRef]]:
+    """100 drafts' citations: real ids, other-tenant ids, absent ids and ids above a bigint."""
+    rng = random.Random(seed)
+    pool = sorted(all_refs(acme) | all_refs(globex))
+    drafts = []
+    for i in range(100):
+        refs = set(rng.sample(pool, 4))
+        refs.add(CitationRef(rng.choice([OBS, EVT, DOC]), pool[0].id + 50_000 + i))  # absent
+        if i % 10 == 0:
+            refs.add(CitationRef(DOC, MAX_SOURCE_ID + i))
+        drafts.append(refs)
+    return drafts
+
+
+async def test_a_batch_of_100_drafts_costs_one_query_per_table(
+    migrated: Settings,
+    corpus: DemoCorpus,
+    namespace: Any,
+    query_log: Any,
+    command_log: Any,
+) -> None:
+    """Counted at the drivers: asyncpg's query logger and pymongo's command monitoring."""
+    acme = corpus.tenant(namespace.tenant("acme"))
+    drafts = _drafts(acme, corpus.tenant(namespace.tenant("globex")), seed=4)
+    union = set().union(*drafts)
+    async with (
+        PostgresEvidence.connect(migrated, init=query_log.attach) as pg,
+        MongoEvidence.connect(migrated, event_listeners=[command_log]) as mongo,
+    ):
+        composite = CompositeEvidence(pg, mongo)
+        # Warm up: a new connection's first statements include asyncpg's one-off type
+        # introspection; what a batch costs is measured on the pool's steady state.
+        await composite.fetch(acme.tenant_id, {CitationRef(OBS, 1), CitationRef(EVT, 1)})
+        await asyncio.sleep(0)
+        query_log.queries.clear()
+        query_log.args.clear()
+        command_log.commands.clear()
+
+        batched = await composite.fetch(acme.tenant_id, union)
+        await asyncio.sleep(0)  # asyncpg calls query loggers with call_soon
+        obs_queries = query_log.on(migrated.observations_table)
+        evt_queries = query_log.on(migrated.events_table)
+        finds = [c for c in command_log.commands if c[0] == "find"]
+        # Everything else asyncpg sent is its reset-on-release statement, nothing per-ref.
+        others = [
+            q for q in query_log.queries if "pg_advisory_unlock_all" not in q and 'FROM "' not in q
+        ]
+        assert len(obs_queries) == 1
+        assert len(evt_queries) == 1
+        assert others == []
+        assert [name for name, _ in command_log.commands] == ["find"]  # no getMore either
+        assert finds == [("find", migrated.documents_collection)]
+        # Each query is bound to the one tenant, with the distinct queryable ids of its kind.
+        assert obs_queries[0][0] == acme.tenant_id
+        assert sorted(obs_queries[0][1]) == sorted({r.id for r in union if r.kind is OBS})
+        assert all(i <= MAX_SOURCE_ID for i in evt_queries[0][1])
+
+        # Batching changes nothing: each draft sees what a fetch of its own would return.
+        for refs in drafts[:20]:
+            alone = await composite.fetch(acme.tenant_id, refs)
+            assert {r: rec for r, rec in batched.items() if r in refs} == alone
+    print(
+        f"\n100 drafts, {len(union)} distinct refs: postgres {len(obs_queries)}+{len(evt_queries)}"
+        f" queries, mongodb {len(finds)} find"
+    )
+
+
+async def test_two_tenants_in_one_batch_cost_one_query_per_tenant_and_table(
+    migrated: Settings, corpus: DemoCorpus, namespace: Any, query_log: Any, command_log: Any
+) -> None:
+    acme, globex = (
+        corpus.tenant(namespace.tenant("acme")),
+        corpus.tenant(namespace.tenant("globex")),
+    )
+    async with (
+        PostgresEvidence.connect(migrated, init=query_log.attach) as pg,
+        MongoEvidence.connect(migrated, event_listeners=[command_log]) as mongo,
+    ):
+        composite = CompositeEvidence(pg, mongo)
+        mine, theirs = await asyncio.gather(
+            composite.fetch(acme.tenant_id, all_refs(acme) | all_refs(globex)),
+            composite.fetch(globex.tenant_id, all_refs(acme) | all_refs(globex)),
+        )
+        await asyncio.sleep(0)
+    assert set(mine) <= all_refs(acme)
+    assert set(theirs) == all_refs(globex)
+    for table in (migrated.observations_table, migrated.events_table):
+        assert sorted(args[0] for args in query_log.on(table)) == sorted(
+            [acme.tenant_id, globex.tenant_id]
+        )
+    assert len([c for c in command_log.commands if c[0] == "find"]) == 2
+
+
+async def test_an_unreachable_store_fails_the_whole_fetch(
+    migrated: Settings, corpus: DemoCorpus, namespace: Any, unused_port: int
+) -> None:
+    """Postgres answers but MongoDB is unreachable: a fault, never a partial 'mostly absent'."""
+    broken = migrated.model_copy(
+        update={
+            "mongo_url": migrated.mongo_url.__class__(f"mongodb://127.0.0.1:{unused_port}/"),
+            "store_timeout_s": 1.0,
+        }
+    )
+    refs = {CitationRef(OBS, namespace.id(1001)), CitationRef(DOC, namespace.id(9001))}
+    async with open_evidence(broken) as composite:
+        with pytest.raises(StoreUnavailable, match="mongodb"):
+            await composite.fetch(namespace.tenant("acme"), refs)
+        # Only Postgres kinds asked: MongoDB is not contacted, so the call succeeds.
+        only_obs = await composite.fetch(
+            namespace.tenant("acme"), {CitationRef(OBS, namespace.id(1001))}
+        )
+        assert isinstance(next(iter(only_obs.values())), EvidenceRecord)
