@@ -72,6 +72,9 @@ _LIST_RE = re.compile(r"[ \t]*(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+|$)")
 _QUOTE_RE = re.compile(r"(?:[ \t]*>[ \t]?)+")
 _TABLE_DELIM_RE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$")
 _FENCE_RE = re.compile(r"[ \t]*(`{3,}|~{3,})")
+_NON_SPACE_RE = re.compile(r"\S")
+#: The only characters the sentence scanner acts on (tokens start with ``[``).
+_INTERESTING_RE = re.compile(r"[\[`.!?…:]")
 
 
 class UnitKind(StrEnum):
@@ -367,12 +370,17 @@ class _Splitter:
         start: int | None = None
         i = 0
         while i < len(m):
-            c = m[i]
             if start is None:
-                if c.isspace():
-                    i += 1
-                    continue
-                start = i
+                found = _NON_SPACE_RE.search(m, i)
+                if found is None:
+                    break
+                i = start = found.start()
+            else:
+                found = _INTERESTING_RE.search(m, i)
+                if found is None:
+                    break
+                i = found.start()
+            c = m[i]
             if i in self.token_end:
                 i = self.token_end[i]
             elif c == "`":

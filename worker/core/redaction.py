@@ -12,12 +12,12 @@ start before it and reach into it. Every token that lies wholly inside a kept pi
 the original at that place (the grammar has no context), so the tokens of the output are exactly
 the kept original tokens and the replacements' own tokens, in order. Linear in the text.
 
-Tidying (decided: yes, it reads better and is safe): when a removal (empty replacement) leaves
-horizontal whitespace before it and whitespace, end of text, or closing punctuation
-(``.,;:!?)``) after it, the whitespace before is dropped (``foo [DOC-7] bar`` → ``foo bar``,
-``foo [DOC-7].`` → ``foo.``); at the start of the text or of a line, the whitespace after it is
-dropped (``[DOC-7] Next`` → ``Next``). Whitespace is never part of a token, and the junction guard
-runs after tidying, so tidying cannot create a token either.
+Tidying (decided: yes, it reads better and is safe): when a removal (empty replacement) has
+whitespace, the end of the text, or closing punctuation (``.,;:!?)``) after it, the spaces and
+tabs before it are dropped (``foo [DOC-7] bar`` → ``foo bar``, ``foo [DOC-7].`` → ``foo.``); at
+the start of the text or of a line, those after it are (``[DOC-7] Next`` → ``Next``). Whitespace
+is never part of a token, and the junction guard runs after tidying, so tidying cannot create a
+token either. Closing brackets are not tidied (``[DOC-5 [DOC-7]]`` keeps its space).
 
 Overlong tokens (see ``citations``) are tokens too: ``remove_all_tokens`` removes them.
 """
@@ -96,14 +96,13 @@ def _last_char(pieces: list[str]) -> str:
 
 
 def _tidy_before(pieces: list[str], text: str, end: int) -> None:
-    """Drop one horizontal space before a removal when what follows makes it redundant."""
+    """Drop the horizontal spaces before a removal when what follows makes them redundant."""
     after = text[end] if end < len(text) else ""
     if not (after == "" or after.isspace() or after in _CLOSING):
         return
     for i in range(len(pieces) - 1, -1, -1):
         if pieces[i]:
-            if pieces[i][-1] in _HSPACE:
-                pieces[i] = pieces[i][:-1]
+            pieces[i] = pieces[i].rstrip(_HSPACE)
             return
 
 

@@ -1,0 +1,80 @@
+"""Show that citation extraction is linear in its input (contract §3.3): a benchmark, not a test.
+
+Times ``find_tokens`` (the scanner under ``extract``) and ``remove_all_tokens`` on 1 MiB of plain
+prose and on adversarial 1 MiB inputs, and prints each adversarial time as a ratio of plain prose.
+A backtracking pattern would blow up on the adversarial cases by orders of magnitude; a linear
+scanner stays within a small constant factor. It also times 2 MiB and 4 MiB of the worst case:
+the time must roughly double with the size.
+
+Usage: .venv/bin/python scripts/bench_extract.py
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from worker.core.citations import extract, find_tokens
+from worker.core.claims import sentence_spans
+from worker.core.redaction import remove_all_tokens
+
+MIB = 1 << 20
+PROSE = (
+    "The vessel loitered in the northern corridor for 12.5 hours before turning south, "
+    "and its AIS transponder went silent twice during the transit. "
+)
+CITED = "The vessel loitered in the corridor for 12.5 hours [OBS-50412][DOC-9931]. "
+
+
+def fill(unit: str, size: int = MIB) -> str:
+    """``unit`` repeated to exactly ``size`` characters."""
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def best_of(fn: Callable[[str], object], text: str, rounds: int = 5) -> float:
+    """The fastest of ``rounds`` runs, in seconds (the least disturbed by the machine)."""
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn(text)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> None:
+    cases = {
+        "plain prose": fill(PROSE),
+        "cited prose (1 token / 38 chars)": fill(CITED),
+        'repeated "[OBS-"': fill("[OBS-"),
+        'repeated "[OBS-1"': fill("[OBS-1"),
+        'one "[OBS-" then digits': "[OBS-" + "7" * (MIB - 5),
+        'repeated "[[[["': fill("["),
+    }
+    functions: dict[str, Callable[[str], object]] = {
+        "find_tokens": find_tokens,
+        "extract": lambda text: extract({"answer_markdown": text}),
+        "remove_all_tokens": remove_all_tokens,
+        "sentence_spans": sentence_spans,
+    }
+    for name, fn in functions.items():
+        print(f"\n{name} (1 MiB each, best of 5)")
+        base = best_of(fn, cases["plain prose"])
+        for label, text in cases.items():
+            seconds = best_of(fn, text)
+            print(f"  {label:36s} {seconds:9.4f} s   x{seconds / base:6.2f} of plain prose")
+    print("\nscaling of the worst cases (find_tokens, sentence_spans): time per MiB")
+    for label, unit in (('"[OBS-1"', "[OBS-1"), ('"[OBS-"', "[OBS-")):
+        for fn_name in ("find_tokens", "sentence_spans"):
+            fn = functions[fn_name]
+            per = [best_of(fn, fill(unit, n * MIB), rounds=3) / n for n in (1, 2, 4)]
+            sizes = zip((1, 2, 4), per, strict=True)
+            shown = "  ".join(f"{n} MiB: {p:.4f} s/MiB" for n, p in sizes)
+            print(f"  {fn_name:15s} {label:10s} {shown}")
+
+
+if __name__ == "__main__":
+    main()
