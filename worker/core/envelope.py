@@ -28,10 +28,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, NamedTuple, TypeGuard
+from typing import Any, Literal, NamedTuple, TypeGuard
 
 import orjson
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from worker.core.evidence import CitationRef, EvidenceKind, Principal
 from worker.core.outputs import DraftKind
@@ -90,6 +90,41 @@ class Draft(BaseModel):
     def retrieval_set(self) -> frozenset[CitationRef] | None:
         """What ``resolve`` takes."""
         return None if self.retrieval is None else frozenset(self.retrieval)
+
+
+class WireRef(BaseModel):
+    kind: EvidenceKind
+    id: int = Field(ge=0)
+
+
+class WirePrincipal(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    user_id: str = Field(min_length=1)
+    #: Missing or null: no groups.
+    groups: list[str] | None = None
+
+
+class DraftEnvelopeWire(BaseModel):
+    """The envelope as producers write it (documentation and JSON Schema only; the parser is
+    ``parse_envelope``). Unknown fields are allowed and ignored."""
+
+    model_config = ConfigDict(extra="allow", title="DraftEnvelope")
+
+    schema_version: Literal[1]
+    draft_id: str = Field(min_length=1)
+    #: Equals the record key.
+    turn_id: str = Field(min_length=1)
+    #: 0 = first draft, 1 = the regeneration (informative; the worker's turn state decides).
+    attempt: int = Field(ge=0)
+    tenant_id: str = Field(min_length=1)
+    principal: WirePrincipal
+    kind: DraftKind
+    #: The agent output object, or the model's raw text.
+    output: dict[str, Any] | str
+    #: Every evidence id the agent was shown this turn; null or absent binds nothing.
+    retrieval: list[WireRef] | None = None
+    produced_at: str | None = None
 
 
 def _parse_int(text: str) -> int | Unreadable:

@@ -1,0 +1,157 @@
+"""Output messages, ids and the canonical serializer (contract §3-§6)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from worker.core.evidence import EvidenceKind, Principal, QuoteCheck, Resolution
+from worker.core.failures import Failure, FailureCode
+from worker.core.ids import ledger_event_id, regenerate_event_id, terminal_event_id
+from worker.core.messages import (
+    MAX_REASONS,
+    CouldNotGround,
+    LedgerBatch,
+    LedgerOutcome,
+    LedgerRow,
+    ReasonOut,
+    RegenerateRequest,
+    cap_reasons,
+    rfc3339,
+    to_json_bytes,
+)
+from worker.core.outputs import DraftKind
+
+
+def test_ids_are_deterministic_uuid5() -> None:
+    a = terminal_event_id("acme", "t-1")
+    assert a == terminal_event_id("acme", "t-1")
+    assert uuid.UUID(a).version == 5
+    assert regenerate_event_id("acme", "t-1") == regenerate_event_id("acme", "t-1")
+    assert ledger_event_id("acme", "t-1", "d-1") == ledger_event_id("acme", "t-1", "d-1")
+
+
+def test_ids_are_unambiguous() -> None:
+    ids = {
+        terminal_event_id("a:b", "c"),
+        terminal_event_id("a", "b:c"),
+        terminal_event_id("a|b", "c"),
+        terminal_event_id("a", "b|c"),
+        regenerate_event_id("a", "b"),
+        ledger_event_id("a", "b", "regenerate"),
+        ledger_event_id("a", "b", ""),
+        terminal_event_id("a", "b"),
+    }
+    assert len(ids) == 8
+
+
+def test_rfc3339() -> None:
+    moment = datetime(2026, 12, 2, 13, 0, 0, 123456, tzinfo=timezone(timedelta(hours=1)))
+    assert rfc3339(moment) == "2026-12-02T12:00:00.123Z"
+    with pytest.raises(ValueError, match="naive"):
+        rfc3339(datetime(2026, 1, 1))
+
+
+def test_serializer_sorts_and_omits_none() -> None:
+    msg = RegenerateRequest(
+        event_id="e",
+        turn_id="t",
+        draft_id="d",
+        tenant_id="acme",
+        principal=Principal(user_id="u"),
+        kind=DraftKind.ANSWER,
+        reasons=(Failure(code=FailureCode.UNCITED_CLAIM, path="claims[0]"),),
+        previous_output={"answer_markdown": "x", "nullable": None},
+        policy_version="p",
+        deadline=rfc3339(datetime(2026, 1, 1, tzinfo=UTC)),
+    )
+    raw = to_json_bytes(msg)
+    assert raw == to_json_bytes(msg)
+    doc = json.loads(raw)
+    assert list(doc) == sorted(doc)
+    assert doc["reasons"] == [{"code": "uncited_claim", "path": "claims[0]"}]
+    assert "reasons_truncated" not in doc
+    assert doc["previous_output"] == {"answer_markdown": "x", "nullable": None}
+    assert b" " not in raw.replace(b"answer_markdown", b"")
+
+
+def test_serializer_writes_ids_beyond_64_bits() -> None:
+    huge = 2**70
+    msg = RegenerateRequest(
+        event_id="e",
+        turn_id="t",
+        draft_id="d",
+        tenant_id="acme",
+        principal=Principal(user_id="u"),
+        kind=DraftKind.ANSWER,
+        reasons=(),
+        previous_output={"citations": [{"kind": "OBS", "id": huge}], "é": "ü"},
+        policy_version="p",
+        deadline="2026-01-01T00:00:00.000Z",
+    )
+    raw = to_json_bytes(msg)
+    assert json.loads(raw)["previous_output"]["citations"][0]["id"] == huge
+    assert "ü".encode() in raw
+    assert raw == to_json_bytes(msg)
+
+
+def test_ledger_source_id_is_a_decimal_string() -> None:
+    row = LedgerRow(
+        kind=EvidenceKind.OBS,
+        source_id=str(2**70),
+        resolution=Resolution.DANGLING,
+        quote_check=QuoteCheck.NONE,
+        paths=("answer_markdown",),
+    )
+    batch = LedgerBatch(
+        event_id="e",
+        turn_id="t",
+        draft_id="d",
+        attempt=0,
+        tenant_id="acme",
+        outcome=LedgerOutcome.REGENERATE,
+        policy_version="p",
+        rows=(row,),
+    )
+    doc = json.loads(to_json_bytes(batch))
+    assert doc["rows"][0]["source_id"] == str(2**70)
+    with pytest.raises(ValueError, match="pattern"):
+        LedgerRow(
+            kind=EvidenceKind.OBS,
+            source_id="12a",
+            resolution=Resolution.DANGLING,
+            quote_check=QuoteCheck.NONE,
+            paths=(),
+        )
+
+
+def test_cap_reasons() -> None:
+    assert cap_reasons([1, 2]) == ((1, 2), None)
+    capped, flag = cap_reasons(list(range(MAX_REASONS + 1)))
+    assert len(capped) == 50
+    assert flag is True
+
+
+def test_could_not_ground_reasons_have_code_and_path_only() -> None:
+    with pytest.raises(ValueError, match="Extra inputs"):
+        ReasonOut.model_validate({"code": "dangling_citation", "citation": "OBS-1"})
+    msg = CouldNotGround(
+        event_id="e",
+        turn_id="t",
+        draft_id="d",
+        tenant_id="acme",
+        user_id="u",
+        kind=DraftKind.REPORT,
+        attempts=2,
+        reasons=(ReasonOut(code=FailureCode.REGENERATION_TIMEOUT),),
+        policy_version="p",
+        at="2026-01-01T00:00:00.000Z",
+    )
+    doc = json.loads(to_json_bytes(msg))
+    assert doc["status"] == "could_not_ground"
+    assert doc["schema_version"] == 1
+    assert doc["reasons"] == [{"code": "regeneration_timeout"}]
+    assert "attempt" not in doc
