@@ -19,7 +19,7 @@ from collections.abc import (
 )
 from contextlib import asynccontextmanager, contextmanager
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 
@@ -34,8 +34,16 @@ from worker.stores.rows import parse_sql_row, queryable_ids
 #: A callback run on every new pooled connection (tests use it to attach a query logger).
 ConnectionInit = Callable[[Any], Awaitable[None]]
 
+T = TypeVar("T")
+
+
+class _ConnectionLost(Exception):  # noqa: N818 - private marker, translated below
+    """The server closed a pooled connection under a running statement."""
+
+
 #: Errors that mean "the store is not serving right now": retry, never decide.
 _UNAVAILABLE: tuple[type[BaseException], ...] = (
+    _ConnectionLost,
     OSError,  # refused, reset, unreachable
     TimeoutError,  # asyncio.wait_for and asyncpg's command/connect timeouts
     asyncpg.exceptions.PostgresConnectionError,  # SQLSTATE 08: incl. ConnectionDoesNotExistError
@@ -138,10 +146,9 @@ class PostgresEvidence:
         self, tenant_id: str, kind: EvidenceKind, ids: list[int]
     ) -> list[EvidenceRecord]:
         table = self._tables[kind]
-        with _store_faults(f"select from {table}"):
-            rows = await asyncio.wait_for(
-                self._pool.fetch(self._select[kind], tenant_id, ids), self._timeout
-            )
+        rows = await self._run(
+            f"select from {table}", lambda conn: conn.fetch(self._select[kind], tenant_id, ids)
+        )
         return [parse_sql_row(table, kind, row) for row in rows]
 
     async def write_ledger(self, rows: Sequence[LedgerRecord]) -> None:
@@ -169,5 +176,27 @@ class PostgresEvidence:
             )
             for r in rows
         ]
-        with _store_faults(f"insert into {self._ledger_table}"):
-            await asyncio.wait_for(self._pool.executemany(self._insert_ledger, args), self._timeout)
+        await self._run(
+            f"insert into {self._ledger_table}",
+            lambda conn: conn.executemany(self._insert_ledger, args),
+        )
+
+    async def _run(self, what: str, statement: Callable[[Any], Awaitable[T]]) -> T:
+        """Run ``statement`` on a pooled connection, bounded by the store timeout."""
+        with _store_faults(what):
+            return await asyncio.wait_for(self._on_connection(statement), self._timeout)
+
+    async def _on_connection(self, statement: Callable[[Any], Awaitable[T]]) -> T:
+        async with self._pool.acquire() as conn:
+            try:
+                return await statement(conn)
+            except (
+                asyncpg.exceptions.InterfaceError,
+                asyncpg.exceptions.InternalClientError,
+            ) as exc:
+                # A server that shut down while the connection sat idle leaves it half-open:
+                # asyncpg notices only when the next statement fails, with a client-side error
+                # ("another operation is in progress"). Closed now: an outage, not a bug.
+                if conn.is_closed():
+                    raise _ConnectionLost(f"{type(exc).__name__}: {exc}") from exc
+                raise
