@@ -36,6 +36,12 @@ def make_settings(postgres_dsn: str, mongo_url: str, **overrides: Any) -> Settin
 
 
 @pytest.fixture(scope="session")
+def settings_for() -> Any:
+    """``make_settings`` as a fixture, for tests that point the adapters at their own servers."""
+    return make_settings
+
+
+@pytest.fixture(scope="session")
 def settings(postgres_dsn: str, mongo_url: str) -> Settings:
     return make_settings(postgres_dsn, mongo_url)
 

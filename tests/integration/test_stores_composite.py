@@ -21,7 +21,7 @@ from worker.core.evidence import (
 )
 from worker.faults import StoreUnavailable
 from worker.settings import Settings
-from worker.stores.demo import DemoCorpus, DemoTenant
+from worker.stores.demo import DemoCorpus, DemoTenant, seed_corpus
 from worker.stores.evidence import CompositeEvidence, open_evidence
 from worker.stores.mongo import MongoEvidence
 from worker.stores.postgres import PostgresEvidence
@@ -218,3 +218,26 @@ async def test_an_unreachable_store_fails_the_whole_fetch(
             namespace.tenant("acme"), {CitationRef(OBS, namespace.id(1001))}
         )
         assert isinstance(next(iter(only_obs.values())), EvidenceRecord)
+
+
+async def test_seeding_the_corpus_again_changes_nothing(
+    migrated: Settings, corpus: DemoCorpus, namespace: Any, pg_pool: Any, mongo_db: Any
+) -> None:
+    """``seed-demo`` is an upsert: re-running it leaves the same rows and documents."""
+    tenants = [t.tenant_id for t in corpus.tenants]
+
+    async def snapshot() -> tuple[list[Any], list[Any]]:
+        rows = await pg_pool.fetch(
+            f'SELECT * FROM "{migrated.observations_table}" WHERE tenant_id = ANY($1) ORDER BY id',
+            tenants,
+        )
+        docs = mongo_db[migrated.documents_collection].find({"tenant_id": {"$in": tenants}})
+        return [dict(r) for r in rows], sorted(await docs.to_list(None), key=lambda d: d["_id"])
+
+    before = await snapshot()
+    report = await seed_corpus(pg_pool, mongo_db, migrated, corpus)
+    assert report == (9, 5, 9)
+    assert await snapshot() == before
+    assert len(before[0]) == 9
+    assert len(before[1]) == 9
+    assert sum("acl" not in d for d in before[1]) == 1  # the fail-closed document kept its shape
