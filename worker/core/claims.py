@@ -73,6 +73,8 @@ _QUOTE_RE = re.compile(r"(?:[ \t]*>[ \t]?)+")
 _TABLE_DELIM_RE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$")
 _FENCE_RE = re.compile(r"[ \t]*(`{3,}|~{3,})")
 _NON_SPACE_RE = re.compile(r"\S")
+#: First characters of a line that may start something other than plain prose.
+_BLOCK_STARTS = frozenset("`~#=-*_+|0123456789")
 #: The only characters the sentence scanner acts on (tokens start with ``[``).
 _INTERESTING_RE = re.compile(r"[\[`.!?…:]")
 
@@ -230,6 +232,8 @@ def _lines(text: str) -> list[tuple[int, int]]:
 
 def _unquote(line: str) -> tuple[int, str]:
     """Where the content of a line starts after its blockquote markers, and that content."""
+    if not line.lstrip(" \t").startswith(">"):
+        return 0, line
     quote = _QUOTE_RE.match(line)
     at = quote.end() if quote else 0
     return at, line[at:]
@@ -249,7 +253,8 @@ def _widest_closers(text: str, lines: list[tuple[int, int]]) -> dict[str, list[i
     for n in range(len(lines) - 1, -1, -1):
         for col in widest.values():
             col[n] = col[n + 1]
-        run = _fence_run(_unquote(text[lines[n][0] : lines[n][1]])[1])
+        line = text[lines[n][0] : lines[n][1]]
+        run = _fence_run(_unquote(line)[1]) if "`" in line or "~" in line else None
         if run is not None:
             col = widest[run[0]]
             col[n] = max(col[n], run[1])
@@ -286,8 +291,12 @@ def _blocks(text: str) -> list[_Block]:
             if run is not None and run[0] == fence[0] and run[1] >= fence[1]:
                 fence = None
             continue
-        if not body.strip():
+        first = body.lstrip()[:1]
+        if not first:
             b.flush()
+            continue
+        if first not in _BLOCK_STARTS:  # plain prose: the common case, no pattern to try
+            b.current.append((start + content_at, end))
             continue
         opener = _FENCE_RE.match(body)
         if opener is not None:
@@ -332,6 +341,8 @@ def _is_table_header_or_delimiter(
 
 def _mask(text: str, segments: list[tuple[int, int]]) -> str:
     """The text from the first segment to the last, blanking what lies between (newlines kept)."""
+    if len(segments) == 1:
+        return text[segments[0][0] : segments[0][1]]
     parts: list[str] = []
     cursor = segments[0][0]
     for seg_start, seg_end in segments:
@@ -360,7 +371,7 @@ class _Splitter:
 
     def __init__(self, m: str) -> None:
         self.m = m
-        self.token_end = {t.start: t.end for t in scan_tokens(m)}
+        self.token_end = {t.start: t.end for t in scan_tokens(m)} if "[" in m else {}
         self.token_start = {e: s for s, e in self.token_end.items()}
         self.no_code_closer: dict[int, int] = {}
         self.out: list[tuple[int, int, bool]] = []
