@@ -72,10 +72,21 @@ def unit_status(
     return UnitStatus.HEDGED if policy is LostSupportPolicy.HEDGE else UnitStatus.OMITTED
 
 
-def _scrub(value: Any, hidden: frozenset[CitationRef]) -> Any:
+class _Hidden(NamedTuple):
+    refs: frozenset[CitationRef]
+    #: Matches exactly the tokens of ``refs`` (leading zeros included): a cheap pre-filter.
+    pattern: re.Pattern[str]
+
+
+def _hidden(refs: frozenset[CitationRef]) -> _Hidden:
+    alternatives = "|".join(sorted(f"{ref.kind.value}-0*{ref.id}" for ref in refs))
+    return _Hidden(refs, re.compile(rf"\[(?:{alternatives})\]" if refs else "(?!)"))
+
+
+def _scrub(value: Any, hidden: _Hidden) -> Any:
     """Every string without hidden tokens; structure otherwise unchanged (depth <= 64)."""
     if isinstance(value, str):
-        return remove_tokens(value, hidden)
+        return remove_tokens(value, hidden.refs) if hidden.pattern.search(value) else value
     if isinstance(value, dict):
         return {k: _scrub(v, hidden) for k, v in value.items()}
     if isinstance(value, list):
@@ -89,14 +100,14 @@ def _entry_ref(entry: Any) -> CitationRef | None:
     return None
 
 
-def _visible_entries(entries: Sequence[Any], hidden: frozenset[CitationRef]) -> list[Any]:
-    return [_scrub(e, hidden) for e in entries if _entry_ref(e) not in hidden]
+def _visible_entries(entries: Sequence[Any], hidden: _Hidden) -> list[Any]:
+    return [_scrub(e, hidden) for e in entries if _entry_ref(e) not in hidden.refs]
 
 
 def redact_output(
     output: dict[str, Any],
     verdicts: Sequence[UnitVerdict],
-    hidden: frozenset[CitationRef],
+    hidden_refs: frozenset[CitationRef],
     hedge_sentence: str,
 ) -> dict[str, Any]:
     """The agent output as it may be shown to the principal (contract §3.5, §3.7)."""
@@ -112,13 +123,14 @@ def redact_output(
             match = _ITEM.match(unit.path)
             if match is not None:
                 items[(match.group(1), int(match.group(2)))] = status
-    if not hidden and not spans and not items:
+    if not hidden_refs and not spans and not items:
         return output
+    hidden = _hidden(hidden_refs)
     out: dict[str, Any] = {}
     for key, value in output.items():
         if key == "answer_markdown" and isinstance(value, str):
             text = replace_spans(value, sorted(spans)) if spans else value
-            out[key] = remove_tokens(text, hidden)
+            out[key] = remove_tokens(text, hidden_refs)
         elif key == "citations" and isinstance(value, list):
             out[key] = _visible_entries(value, hidden)
         elif key in _STRUCTURED_LISTS and isinstance(value, list):
@@ -138,7 +150,7 @@ def redact_output(
         elif key == "grounding" and isinstance(value, dict):
             out[key] = {
                 k: (
-                    [o for o in v if CitationRef(EvidenceKind.OBS, o) not in hidden]
+                    [o for o in v if CitationRef(EvidenceKind.OBS, o) not in hidden_refs]
                     if k == "observations"
                     else _scrub(v, hidden)
                 )

@@ -299,8 +299,14 @@ class ValidatedOutput(NamedTuple):
     value: dict[str, Any]
     model: BaseModel
     failures: tuple[Failure, ...]
+    #: Some string holds a run of more than 1,000 digits (a possible overlong citation id).
+    long_digit_run: bool = False
 
 
+#: The shortest token with an id of over 1,000 digits: ``[OBS-`` + 1,001 digits + ``]``.
+_OVERLONG_TOKEN = 1007
+#: 1,001 digits starting a digit run (the look-behind keeps the search linear).
+_DIGIT_RUN = re.compile(r"(?<![0-9])[0-9]{1001}")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
@@ -323,25 +329,31 @@ def format_path(loc: tuple[int | str, ...]) -> str:
 
 def depth_failure(obj: Any, limit: int = MAX_DEPTH) -> Failure | None:
     """The first container nested deeper than ``limit`` (``obj`` is level 1), iteratively."""
+    return _scan(obj, limit)[0]
+
+
+def _scan(obj: Any, limit: int = MAX_DEPTH) -> tuple[Failure | None, bool]:
+    """``depth_failure``, and whether some string holds a run of over 1,000 digits (which an
+    overlong citation id needs), in one iterative walk."""
+    longest = False
     stack: list[tuple[Any, int, tuple[int | str, ...]]] = [(obj, 1, ())]
     while stack:
         node, level, loc = stack.pop()
         if level > limit:
-            return Failure(
+            failure = Failure(
                 code=FailureCode.SCHEMA_INVALID,
                 path=format_path(loc) or None,
                 detail=f"nesting deeper than {limit} levels",
             )
-        if isinstance(node, dict):
-            items: Any = node.items()
-        elif isinstance(node, list):
-            items = enumerate(node)
-        else:
-            continue
+            return failure, longest
+        items: Any = node.items() if isinstance(node, dict) else enumerate(node)
         for key, child in items:
-            if isinstance(child, dict | list):
+            if isinstance(child, str):
+                if len(child) >= _OVERLONG_TOKEN and _DIGIT_RUN.search(child):
+                    longest = True
+            elif isinstance(child, dict | list):
                 stack.append((child, level + 1, (*loc, key)))
-    return None
+    return None, longest
 
 
 def _schema_failures(kind: str, error: ValidationError) -> list[Failure]:
@@ -409,7 +421,7 @@ def validate_output(
         return [Failure(code=FailureCode.SCHEMA_INVALID, detail="unknown output kind")]
     if not isinstance(obj, dict):
         return [Failure(code=FailureCode.SCHEMA_INVALID, detail="the output is not an object")]
-    deep = depth_failure(obj)
+    deep, longest = _scan(obj)
     if deep is not None:
         return [deep]
     semantic = _semantic_failures(kind, obj, auto_apply_threshold)
@@ -417,4 +429,6 @@ def validate_output(
         model = adapter.validate_python(obj)
     except ValidationError as exc:
         return _schema_failures(kind, exc) + semantic
-    return ValidatedOutput(kind=kind, value=obj, model=model, failures=tuple(semantic))
+    return ValidatedOutput(
+        kind=kind, value=obj, model=model, failures=tuple(semantic), long_digit_run=longest
+    )

@@ -123,7 +123,7 @@ def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
     if isinstance(validated, list):
         return _stopped(draft, validated)
     output = validated.value
-    overlong = find_overlong_ids(output)
+    overlong = find_overlong_ids(output) if validated.long_digit_run else []
     if overlong:
         detail = "a citation id has more than 1,000 digits"
         return _stopped(
@@ -198,15 +198,18 @@ def _claims_out(
     hedge_sentence: str,
 ) -> tuple[ClaimOut, ...]:
     out: list[ClaimOut] = []
+    keys: dict[CitationRef, CitationKey] = {}
     for unit, status in verdicts:
         if status is UnitStatus.CITED:
-            keys = dict.fromkeys(r for r in unit.refs if resolutions[r] is Resolution.RESOLVED)
+            cited = [r for r in unit.refs if resolutions[r] is Resolution.RESOLVED]
+            for r in cited:
+                if r not in keys:
+                    keys[r] = CitationKey.model_construct(kind=r.kind, id=r.id)
+            redact = hidden and not hidden.isdisjoint(unit.refs)
             out.append(
                 ClaimOut.model_construct(
-                    text=remove_tokens(unit.text, hidden) if hidden else unit.text,
-                    citations=tuple(
-                        CitationKey.model_construct(kind=r.kind, id=r.id) for r in keys
-                    ),
+                    text=remove_tokens(unit.text, hidden) if redact else unit.text,
+                    citations=tuple(keys[r] for r in cited),
                     grounding_status=GroundingStatus.CITED,
                 )
             )

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Throughput of the pure core: prepare + evaluate + decide (+ serialization) per draft.
+
+    .venv/bin/python scripts/bench_core.py [--rounds 7] [--seconds 1.0]
+
+Two workloads: a typical answer (~2 KB of Markdown, 8 claims, 10 distinct citations, one of them
+hidden from the reader) and a large report (50 sections, a timeline). Each round runs the workload
+for about ``--seconds`` on one core; the median drafts/s over the rounds is printed. Not a test:
+timings depend on the machine. Target: >= 5,000 typical drafts/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from worker.core.envelope import Draft  # noqa: E402
+from worker.core.evidence import (  # noqa: E402
+    CitationRef,
+    EvidenceKind,
+    EvidenceRecord,
+    Principal,
+)
+from worker.core.outputs import DraftKind  # noqa: E402
+from worker.core.policy import TenantPolicy  # noqa: E402
+from worker.core.turns import decide  # noqa: E402
+from worker.core.verdict import evaluate, prepare  # noqa: E402
+
+NOW = datetime(2026, 12, 2, 12, tzinfo=UTC)
+POLICY = TenantPolicy()
+PRINCIPAL = Principal(user_id="alice", groups=("analysts",))
+
+
+def corpus() -> dict[CitationRef, EvidenceRecord]:
+    records: dict[CitationRef, EvidenceRecord] = {}
+    for i in range(1, 200):
+        for kind in EvidenceKind:
+            ref = CitationRef(kind, i)
+            hidden = kind is EvidenceKind.DOC and i == 9
+            records[ref] = EvidenceRecord(
+                ref=ref,
+                acl=("group:ops",) if hidden else None,
+                text=f"Source {kind.value} {i}: the vessel entered the corridor at dawn.",
+                title=f"Document {i}" if kind is EvidenceKind.DOC else None,
+            )
+    return records
+
+
+def typical_answer() -> dict[str, Any]:
+    refs = [f"[OBS-{i}]" for i in range(1, 6)] + [f"[DOC-{i}]" for i in range(6, 10)] + ["[EVT-10]"]
+    sentences = []
+    for i in range(8):
+        a, b = refs[i], refs[(i + 3) % 10]
+        sentences.append(
+            f"- Observation {i}: the vessel Aurora was seen moving slowly through the northern "
+            f"corridor, roughly 4.5 nm from buoy No. 7, with its transponder on {a}{b}. "
+            f"Analysts e.g. the watch team flagged it for review at 04:1{i} UTC {a}."
+        )
+    markdown = "## Summary\n\n" + "\n".join(sentences) + "\n\nWhat happened next is unclear?\n"
+    return {
+        "answer_markdown": markdown,
+        "citations": [
+            {"kind": "OBS", "id": 1, "quote": "the vessel entered the corridor"},
+            {"kind": "DOC", "id": 6, "quote": "entered the corridor at dawn"},
+        ],
+        "claims": [
+            {"text": f"Claim {i} holds {refs[i]}.", "citations": [{"kind": "OBS", "id": 1 + i % 5}]}
+            for i in range(8)
+        ],
+        "tool_calls_made": ["query_observations", "search_corpus"],
+    }
+
+
+def large_report() -> dict[str, Any]:
+    return {
+        "title": "After-action report",
+        "sections": [
+            {
+                "heading": f"Section {i}",
+                "body_markdown": (
+                    f"During phase {i} the vessel moved north [OBS-{1 + i % 150}]. "
+                    f"It then slowed near the buoy and waited [EVT-{1 + i % 90}]. "
+                    f"Guidance applied as written [DOC-{1 + i % 40}]."
+                ),
+                "citations": [{"kind": "OBS", "id": 1 + (i * 7) % 150}],
+            }
+            for i in range(50)
+        ],
+        "timeline": [
+            {
+                "at": f"2026-12-01T{i % 24:02d}:00:00Z",
+                "text": f"Event {i}",
+                "citations": [{"kind": "EVT", "id": 1 + i}],
+            }
+            for i in range(20)
+        ],
+        "base_rates": [{"metric": "loiter_pctile", "value": 0.9, "sample_n": 40, "interval": None}],
+        "status": "DRAFT",
+    }
+
+
+def draft(output: dict[str, Any], kind: DraftKind, n: int) -> Draft:
+    return Draft(
+        schema_version=1,
+        draft_id=f"d-{n}",
+        turn_id=f"t-{n}",
+        attempt=0,
+        tenant_id="acme",
+        principal=PRINCIPAL,
+        kind=kind,
+        output=output,
+    )
+
+
+def one(d: Draft, records: dict[CitationRef, EvidenceRecord]) -> str:
+    prepared = prepare(d, POLICY)
+    evidence = {r: records[r] for r in prepared.refs_to_resolve if r in records}
+    ev = evaluate(prepared, evidence, POLICY, NOW)
+    return decide(None, prepared, ev, POLICY, NOW, "bench").outcome
+
+
+def bench(name: str, output: dict[str, Any], kind: DraftKind, rounds: int, seconds: float) -> None:
+    records = corpus()
+    drafts = [draft(output, kind, n) for n in range(64)]
+    outcome = one(drafts[0], records)
+    rates = []
+    for _ in range(rounds):
+        count = 0
+        start = time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds:
+            for d in drafts:
+                one(d, records)
+            count += len(drafts)
+        rates.append(count / elapsed)
+    print(
+        f"{name:16s} outcome={outcome:10s} median {statistics.median(rates):9.0f} drafts/s "
+        f"(min {min(rates):.0f}, max {max(rates):.0f}, {rounds} rounds)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--seconds", type=float, default=1.0)
+    args = parser.parse_args()
+    answer = typical_answer()
+    print(f"typical answer: {len(answer['answer_markdown'])} chars of markdown")
+    bench("typical answer", answer, DraftKind.ANSWER, args.rounds, args.seconds)
+    bench("large report", large_report(), DraftKind.REPORT, args.rounds, args.seconds)
+
+
+if __name__ == "__main__":
+    main()
