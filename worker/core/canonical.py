@@ -44,6 +44,7 @@ EXCERPT_CODE_POINTS = 2000
 
 _ARRAY_OF_VALUES_RE = re.compile(r"\[\s*(?:[\[{\"\]0-9-]|true\b|false\b|null\b)")
 _WHITESPACE = " \t\r\n\ufeff"
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 class Canonical(NamedTuple):
@@ -77,8 +78,12 @@ def canonicalize(raw: str, schema_fields: frozenset[str]) -> Canonical | Malform
 
 
 def raw_excerpt(raw: str) -> str:
-    """``raw`` with every citation token removed, cut to its first 2,000 code points."""
-    return remove_all_tokens(raw)[:EXCERPT_CODE_POINTS]
+    """``raw`` with every citation token removed, cut to its first 2,000 code points.
+
+    Python slices by code point, so no character is split; a surrogate code point (only a lone
+    one can occur in a ``str`` decoded from JSON) becomes U+FFFD, so the excerpt always encodes.
+    """
+    return _SURROGATE_RE.sub("\ufffd", remove_all_tokens(raw)[:EXCERPT_CODE_POINTS])
 
 
 def _canonicalize(

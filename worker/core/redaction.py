@@ -58,19 +58,24 @@ def replace_spans(text: str, edits: Sequence[tuple[int, int, str]]) -> str:
     are the original's tokens outside the edited spans plus each replacement's own tokens, in order.
     Spans must not cut a token of the original in two (sentence spans never do).
     """
+    previous_end = 0
+    for start, end, _ in edits:
+        if start < previous_end or end < start or end > len(text):
+            raise ValueError("edits must be sorted, non-overlapping and inside the text")
+        previous_end = end
+    merged = _merge(edits)
     pieces: list[str] = []
     cursor = 0
-    for start, stop, replacement in _merge(edits):
-        end = stop
-        if start < cursor or end < start or end > len(text):
-            raise ValueError("edits must be sorted, non-overlapping and inside the text")
-        pieces.append(text[cursor:start])
+    for n, (start, stop, replacement) in enumerate(merged):
+        end = max(stop, cursor)
+        pieces.append(text[cursor : max(start, cursor)])
         if replacement:
             pieces.append(replacement)
         else:
             _tidy_before(pieces, text, end)
             if not _last_char(pieces) or _last_char(pieces) == "\n":
-                while end < len(text) and text[end] in _HSPACE:
+                limit = merged[n + 1][0] if n + 1 < len(merged) else len(text)
+                while end < limit and text[end] in _HSPACE:
                     end += 1
         cursor = end
     pieces.append(text[cursor:])

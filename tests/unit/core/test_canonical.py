@@ -265,6 +265,12 @@ def test_raw_excerpt_keeps_exactly_2000_code_points_of_astral_text() -> None:
     assert len(raw_excerpt("é" * 5000).encode("utf-8")) == 4000
 
 
+def test_raw_excerpt_replaces_lone_surrogates() -> None:
+    raw = json.loads('"ok \\ud800 then \\udfff"')
+    assert raw_excerpt(raw) == "ok \ufffd then \ufffd"
+    raw_excerpt(raw).encode("utf-8")
+
+
 def test_raw_excerpt_is_cut_after_the_tokens_are_removed() -> None:
     raw = "[OBS-1]" * 1000 + "a" * 2500
     assert raw_excerpt(raw) == "a" * 2000

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import hypothesis
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -126,3 +127,39 @@ def test_remove_all_tokens_leaves_no_token(text: str) -> None:
 def test_text_without_hidden_tokens_is_unchanged(text: str, hidden: set[CitationRef]) -> None:
     if not any(t in hidden for t in tokens(text)):
         assert remove_tokens(text, hidden) == text
+
+
+@st.composite
+def edited_texts(draw: st.DrawFn) -> tuple[str, list[tuple[int, int, str]]]:
+    """A text and sorted, non-overlapping edits that cut no token of it."""
+    text = draw(st.text(alphabet=ALPHABET, max_size=120))
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=8)))
+    edits = []
+    for start, end in zip(cuts[::2], cuts[1::2], strict=False):
+        replacement = draw(
+            st.sampled_from(["", "", "x", " ", "[OBS-1]", "1]", "[DOC-", "-5", "Hedged."])
+        )
+        edits.append((start, end, replacement))
+    spans = [m.span() for m in REFERENCE.finditer(text)]
+    for start, end, _ in edits:
+        for t_start, t_end in spans:
+            for point in (start, end):
+                if t_start < point < t_end:
+                    hypothesis.assume(False)
+    return text, edits
+
+
+@given(edited_texts())
+@settings(max_examples=1000, deadline=None)
+def test_replace_spans_keeps_exactly_the_outside_and_replacement_tokens(
+    case: tuple[str, list[tuple[int, int, str]]],
+) -> None:
+    text, edits = case
+    expected: list[CitationRef] = []
+    cursor = 0
+    for start, end, replacement in edits:
+        expected += tokens(text[cursor:start])
+        expected += tokens(replacement)
+        cursor = end
+    expected += tokens(text[cursor:])
+    assert tokens(replace_spans(text, edits)) == expected
