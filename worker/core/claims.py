@@ -25,9 +25,10 @@ regeneration, a missed one lets an uncited claim through):
   (``"'”’»)]*_``), by whitespace, the end, or a citation token. ``.`` inside a number never
   qualifies (no whitespace follows). A single ``.`` after an abbreviation does not end a sentence:
   ``NEVER_END`` always (``e.g.``, ``Dr.``, ``vs.``, ``U.S.``…), ``BEFORE_NUMBER`` when a digit
-  follows (``No. 5``, ``Fig. 3``, but ``the answer is no.`` ends), ``UNLESS_CAPITAL`` unless the
-  next word is capitalised or the block ends (``etc.``, ``Inc.``, ``a.m.``…), and a single capital
-  initial (``J. Smith``) unless a citation token directly follows it. Inline code spans are opaque.
+  follows (``No. 5``, ``Fig. 3``, ``Jan. 5``; ``the answer is no.`` ends), ``UNLESS_CAPITAL``
+  unless the next word is capitalised or the block ends (``etc.``, ``Inc.``, ``a.m.``…), and a
+  single capital initial (``J. Smith``) unless a citation token directly follows it. A word glued
+  to digits (``1st.``) is no abbreviation. Inline code spans are opaque.
 - Citation tokens right after a terminator (whitespace between allowed) belong to its sentence
   and are inside its span; tokens are never split. A fragment with no letter or digit outside
   tokens (``[OBS-1][OBS-2]`` alone, ``—``) is not a sentence: its span is added to the previous
@@ -57,8 +58,11 @@ NEVER_END = frozenset(
     }
 )  # fmt: skip
 BEFORE_NUMBER = frozenset(
-    {"no", "nos", "fig", "figs", "vol", "vols", "p", "pp", "art", "sec", "ch", "para", "eq", "tab"}
-)
+    {
+        "no", "nos", "fig", "figs", "vol", "vols", "p", "pp", "art", "sec", "ch", "para", "eq",
+        "tab", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    }
+)  # fmt: skip
 UNLESS_CAPITAL = frozenset(
     {"etc", "inc", "ltd", "co", "corp", "al", "jr", "sr", "a.m", "p.m", "est", "dept", "min", "max"}
 )
@@ -500,7 +504,7 @@ class _Splitter:
         while w > 0 and (m[w - 1].isalpha() or m[w - 1] == "."):
             w -= 1
         word = m[w:i].lower()
-        if not word:
+        if not word or (w > 0 and m[w - 1].isdigit()):  # "2023." or "1st." is no abbreviation
             return True
         if word in NEVER_END:
             return False

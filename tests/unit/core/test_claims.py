@@ -70,6 +70,7 @@ def test_terminators_after_closing_quotes_and_brackets() -> None:
         "Version `v1. x` was used [OBS-1].",
         "Read [the report.](http://example.com/a.b) today [OBS-1].",
         "Smith et al. found it [OBS-1].",
+        "It sailed on Jan. 5 at 5 min. past noon [OBS-1].",
     ],
 )
 def test_periods_that_do_not_end_a_sentence(md: str) -> None:
@@ -82,6 +83,8 @@ def test_periods_that_do_not_end_a_sentence(md: str) -> None:
         ("The answer is no. The ship left.", ["The answer is no.", "The ship left."]),
         ("Tugs, etc. The ship left.", ["Tugs, etc.", "The ship left."]),
         ("It ended in 2023. The ship left.", ["It ended in 2023.", "The ship left."]),
+        ("It came 1st. The ship left.", ["It came 1st.", "The ship left."]),
+        ("It was on St. Kitts [OBS-1]. Then left.", ["It was on St. Kitts [OBS-1].", "Then left."]),
         ("In sector A. [OBS-1] Then B.", ["In sector A. [OBS-1]", "Then B."]),
         ("Wait... Then go.", ["Wait...", "Then go."]),
         ("Wait… Then go.", ["Wait…", "Then go."]),
