@@ -6,7 +6,6 @@ does the work; no logic lives here.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -18,6 +17,7 @@ app = typer.Typer(
     help="Ground AI agents' drafts against tenant evidence before anyone reads them.",
     no_args_is_help=True,
     add_completion=False,
+    pretty_exceptions_enable=False,
 )
 
 

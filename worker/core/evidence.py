@@ -97,7 +97,7 @@ class Principal(BaseModel):
 
 
 def may_see(acl: tuple[str, ...] | None, principal: Principal) -> bool:
-    """Contract §8: ``None`` admits the whole tenant; a list admits exact, case-sensitive matches."""
+    """Contract §8: ``None`` admits the tenant; a list admits exact, case-sensitive matches."""
     if acl is None:
         return True
     return not principal.acl_entries().isdisjoint(acl)

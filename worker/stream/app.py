@@ -101,10 +101,9 @@ def build_app(
     table = app.Table(
         "turns",
         default=None,
-        key_type=bytes,
-        value_type=bytes,
-        key_serializer="raw",
-        value_serializer="raw",
+        schema=faust.Schema(
+            key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw"
+        ),
         partitions=settings.topic_partitions,
     )
     turns = FaustTurnStore(table)
@@ -138,7 +137,7 @@ def build_app(
                 _update_lag(app, settings, metrics, batch)
                 yield None
 
-    @app.timer(interval=settings.deadline_scan_interval_s)
+    @app.timer(interval=settings.deadline_scan_interval_s)  # type: ignore[untyped-decorator]
     async def scan_deadlines() -> None:
         owned = {
             tp.partition
