@@ -35,7 +35,7 @@ class Failure(BaseModel):
     code: FailureCode
     #: Field path in the agent output, e.g. ``timeline[2].text`` or ``grounding.observations[0]``.
     path: str | None = None
-    #: ``OBS-99``: only for dangling / not-in-retrieval / quote-mismatch citations, never hidden ones.
+    #: ``OBS-99``: only for dangling, not-in-retrieval and quote-mismatch citations; never hidden.
     citation: str | None = None
     detail: str | None = None
     #: Only for ``malformed_output``: the redacted, cut raw text (contract §3.1).
