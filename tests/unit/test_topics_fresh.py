@@ -1,0 +1,49 @@
+"""The committed topic declarations and AsyncAPI document match worker/stream/topic_specs.py."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _build() -> dict[str, str]:
+    spec = importlib.util.spec_from_file_location("gen_topics", ROOT / "scripts" / "gen_topics.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    built: dict[str, str] = module.build()
+    return built
+
+
+def test_topic_artefacts_are_fresh() -> None:
+    stale = [
+        name
+        for name, text in _build().items()
+        if not (ROOT / "topics" / name).is_file()
+        or (ROOT / "topics" / name).read_text(encoding="utf-8") != text
+    ]
+    assert not stale, f"stale topic artefacts {stale}: run scripts/gen_topics.py"
+
+
+def test_every_asyncapi_payload_reference_exists() -> None:
+    doc = json.loads((ROOT / "topics" / "asyncapi.json").read_text(encoding="utf-8"))
+    refs = [
+        m["payload"]["$ref"]
+        for m in doc["components"]["messages"].values()
+        if "$ref" in m["payload"]
+    ]
+    assert len(refs) == 5
+    missing = [r for r in refs if not (ROOT / "topics" / r).resolve().is_file()]
+    assert not missing
+
+
+def test_drafts_topic_stamps_append_time_and_admits_oversized_drafts() -> None:
+    """Deadline control records rely on broker time; oversized drafts must reach the worker."""
+    doc = json.loads((ROOT / "topics" / "topics.json").read_text(encoding="utf-8"))
+    drafts = next(t for t in doc["topics"] if t["role"] == "drafts")
+    assert drafts["config"]["message.timestamp.type"] == "LogAppendTime"
+    assert int(drafts["config"]["max.message.bytes"]) == 2 * 1024 * 1024 + 64 * 1024
