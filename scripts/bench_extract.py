@@ -21,8 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from worker.core.citations import extract, find_tokens
-from worker.core.claims import sentence_spans
 from worker.core.redaction import remove_all_tokens
+from worker.core.sentences import sentence_spans
 
 MIB = 1 << 20
 PROSE = (
