@@ -26,7 +26,7 @@ Decisions (contract §3.3):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from worker.core.evidence import CitationRef, EvidenceKind
@@ -38,7 +38,13 @@ MAX_ID_DIGITS = 1000
 TOKEN_RE = re.compile(r"\[(OBS|DOC|EVT)-([0-9]++)\]")
 
 _KINDS = {k.value: k for k in EvidenceKind}
+#: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.
+_new = tuple.__new__
 _UNIT_LISTS = frozenset({"claims", "sections", "timeline"})
+#: The role of the items of a list, by the list's role.
+_ITEM_ROLE = {"units": "unit", "citations": "entry", "observations": "observation"}
+#: Item roles that are citations themselves, whatever their value.
+_LEAF_ROLES = frozenset({"entry", "observation"})
 
 
 class TokenMatch(NamedTuple):
@@ -77,23 +83,61 @@ class IdTooLong(NamedTuple):
 
 def parse_id(digits: str) -> int | None:
     """The id of an ASCII digit string, or ``None`` when it is overlong."""
+    if len(digits) <= MAX_ID_DIGITS:
+        return int(digits)  # leading zeros are fine for int(); at most 1,000 digits
     significant = digits.lstrip("0")
     if len(significant) > MAX_ID_DIGITS:
         return None
     return int(significant) if significant else 0
 
 
-def scan_tokens(text: str) -> Iterator[RawToken]:
+def scan_tokens(text: str) -> list[RawToken]:
     """Every token of the grammar in ``text``, left to right, in linear time."""
+    if "[" not in text:  # a C-level scan: most strings hold no token at all
+        return []
+    out: list[RawToken] = []
     for m in TOKEN_RE.finditer(text):
-        ident = parse_id(m.group(2))
-        ref = None if ident is None else CitationRef(_KINDS[m.group(1)], ident)
-        yield RawToken(ref, m.start(), m.end())
+        ident = parse_id(m[2])
+        start, end = m.span()
+        ref = None if ident is None else _new(CitationRef, (_KINDS[m[1]], ident))
+        out.append(_new(RawToken, (ref, start, end)))
+    return out
 
 
 def find_tokens(text: str) -> list[TokenMatch]:
     """The tokens of ``text`` whose ids can be held, in order (overlong ones are left out)."""
-    return [TokenMatch(t.ref, t.start, t.end) for t in scan_tokens(text) if t.ref is not None]
+    if "[" not in text:
+        return []
+    out: list[TokenMatch] = []
+    for m in TOKEN_RE.finditer(text):
+        digits = m[2]
+        ident = int(digits) if len(digits) <= MAX_ID_DIGITS else parse_id(digits)
+        if ident is not None:
+            start, end = m.span()
+            out.append(_new(TokenMatch, (_new(CitationRef, (_KINDS[m[1]], ident)), start, end)))
+    return out
+
+
+class Tokens:
+    """The ``find_tokens`` of each string of one draft, scanned once and shared.
+
+    Extraction, claim units and redaction all need the tokens of the same strings; one instance
+    per draft (``Prepared.tokens``) keeps the scan to one per distinct string. Keyed by the
+    string's value, so it is correct whatever object a caller passes. Callers must not mutate a
+    returned list.
+    """
+
+    __slots__ = ("_found",)
+
+    def __init__(self) -> None:
+        self._found: dict[str, list[TokenMatch]] = {}
+
+    def __call__(self, text: str) -> list[TokenMatch]:
+        """``find_tokens(text)``, from the memo when ``text`` was scanned before."""
+        found = self._found.get(text)
+        if found is None:
+            found = self._found[text] = find_tokens(text)
+        return found
 
 
 def has_overlong_token(text: str) -> bool:
@@ -118,20 +162,51 @@ def walk_strings(output: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             yield path, value
 
 
-def extract(output: Mapping[str, Any]) -> list[Occurrence]:
+def extract(
+    output: Mapping[str, Any], tokens: Callable[[str], list[TokenMatch]] = find_tokens
+) -> list[Occurrence]:
     """Every citation of a schema-valid output, in document order, with its field path.
 
     Overlong tokens are left out: call ``find_overlong_ids`` first and fail the draft on any.
+    ``tokens`` finds the tokens of one string (a per-draft ``Tokens`` memo shares the scan).
+    The walk is ``_walk``'s, minus the nodes that cannot hold a citation: a string without ``[``
+    and a scalar in a plain data position are never pushed, and a path is only built for what is.
     """
     found: list[Occurrence] = []
-    for path, value, role in _walk(output):
+    stack: list[tuple[str, Any, str]] = [("", output, "root")]
+    while stack:
+        path, value, role = stack.pop()
         if role == "entry":
-            found.append(Occurrence(entry_ref(value, path), path, False))
+            found.append(_new(Occurrence, (entry_ref(value, path), path, False)))
         elif role == "observation":
-            found.append(Occurrence(observation_ref(value, path), path, False))
-        elif isinstance(value, str):
-            found.extend(Occurrence(t.ref, path, True) for t in find_tokens(value))
+            found.append(_new(Occurrence, (observation_ref(value, path), path, False)))
+        if isinstance(value, str):
+            found.extend(_new(Occurrence, (t.ref, path, True)) for t in tokens(value))
+            continue
+        children: list[tuple[str, Any, str]] = []
+        if isinstance(value, Mapping):
+            for key, child in value.items():
+                if isinstance(child, str):
+                    if "[" in child:
+                        children.append((join_path(path, str(key)), child, "data"))
+                elif isinstance(child, list | tuple | Mapping):
+                    child_role = _child_role(role, key, child)
+                    children.append((join_path(path, str(key)), child, child_role))
+        elif isinstance(value, list | tuple):
+            item_role = _ITEM_ROLE.get(role, "data")
+            every = item_role in _LEAF_ROLES
+            for i, child in enumerate(value):
+                if every or _may_cite(child):
+                    children.append((f"{path}[{i}]", child, item_role))
+        stack.extend(reversed(children))
     return found
+
+
+def _may_cite(value: Any) -> bool:
+    """Whether a plain data value could hold a citation: a container, or a string with ``[``."""
+    if isinstance(value, str):
+        return "[" in value
+    return isinstance(value, list | tuple | Mapping)
 
 
 def find_overlong_ids(output: Mapping[str, Any]) -> list[IdTooLong]:
@@ -178,11 +253,7 @@ def _walk(output: Mapping[str, Any]) -> Iterator[tuple[str, Any, str]]:
             for key, child in value.items():
                 children.append((join_path(path, str(key)), child, _child_role(role, key, child)))
         elif isinstance(value, list | tuple):
-            item_role = {
-                "units": "unit",
-                "citations": "entry",
-                "observations": "observation",
-            }.get(role, "data")
+            item_role = _ITEM_ROLE.get(role, "data")
             children.extend(
                 (index_path(path, i), child, item_role) for i, child in enumerate(value)
             )

@@ -13,9 +13,13 @@ from worker.core.citations import (
     IdTooLong,
     Occurrence,
     TokenMatch,
+    Tokens,
+    _walk,
+    entry_ref,
     extract,
     find_overlong_ids,
     find_tokens,
+    observation_ref,
     parse_id,
     scan_tokens,
     walk_strings,
@@ -274,3 +278,64 @@ def test_extract_finds_every_reference_token_of_every_string(texts: list[str]) -
         for m in REFERENCE.finditer(text)
     ]
     assert [(o.ref, o.path) for o in extract(output)] == expected
+
+
+# --- the fast walk against the plain one ------------------------------------------------------
+
+
+def reference_extract(output: dict[str, object]) -> list[Occurrence]:
+    """``extract`` as first written: every node of ``_walk``, tokens found afresh."""
+    found: list[Occurrence] = []
+    for path, value, role in _walk(output):
+        if role == "entry":
+            found.append(Occurrence(entry_ref(value, path), path, False))
+        elif role == "observation":
+            found.append(Occurrence(observation_ref(value, path), path, False))
+        elif isinstance(value, str):
+            found.extend(Occurrence(t.ref, path, True) for t in find_tokens(value))
+    return found
+
+
+ENTRY = st.builds(
+    lambda kind, ident, quote: {"kind": kind, "id": ident, **({"quote": quote} if quote else {})},
+    st.sampled_from(["OBS", "DOC", "EVT"]),
+    st.integers(0, 99),
+    st.none() | ADVERSARIAL,
+)
+LEAF = ADVERSARIAL | st.integers(0, 9) | st.none() | st.booleans()
+DATA = st.recursive(
+    LEAF,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["a", "citations", "text", "observations"]), inner, max_size=3
+        )
+    ),
+    max_leaves=12,
+)
+UNIT = st.fixed_dictionaries(
+    {"text": ADVERSARIAL}, optional={"citations": st.lists(ENTRY, max_size=3), "extra": DATA}
+)
+OUTPUT = st.fixed_dictionaries(
+    {},
+    optional={
+        "answer_markdown": ADVERSARIAL,
+        "citations": st.lists(ENTRY, max_size=3),
+        "claims": st.lists(UNIT | ADVERSARIAL, max_size=3),
+        "sections": st.lists(UNIT, max_size=3),
+        "grounding": st.fixed_dictionaries(
+            {"observations": st.lists(st.integers(0, 2**70), max_size=3)},
+            optional={"reasoning": ADVERSARIAL, "nested": DATA},
+        ),
+        "patch": DATA,
+        "tool_calls_made": st.lists(ADVERSARIAL, max_size=3),
+    },
+)
+
+
+@given(OUTPUT)
+@settings(max_examples=300, deadline=None)
+def test_extract_equals_the_plain_walk(output: dict[str, object]) -> None:
+    """The walk that skips token-free strings and scalars finds what the full walk finds."""
+    assert extract(output) == reference_extract(output)
+    assert extract(output, Tokens()) == reference_extract(output)
