@@ -55,6 +55,101 @@ def seed_demo() -> None:
     seed_demo_corpus(Settings())
 
 
+@app.command()
+def replay(  # noqa: PLR0917 - one parameter per documented option
+    error_class: Annotated[
+        list[str] | None,
+        typer.Option("--error-class", help="Only this dlq.error.class (repeatable)."),
+    ] = None,
+    tenant: Annotated[
+        list[str] | None,
+        typer.Option(help="Only drafts whose value's tenant_id is this (repeatable)."),
+    ] = None,
+    partition: Annotated[
+        list[int] | None, typer.Option(help="Only this DLQ partition (repeatable).", min=0)
+    ] = None,
+    from_offset: Annotated[
+        int | None, typer.Option(help="First DLQ offset, inclusive (needs one --partition).", min=0)
+    ] = None,
+    to_offset: Annotated[
+        int | None, typer.Option(help="Last DLQ offset, inclusive (needs one --partition).", min=0)
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(help="DLQ record time >= this: RFC 3339, epoch ms, or an age like 2h."),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option(help="DLQ record time < this: RFC 3339, epoch ms, or an age like 30m."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Publish nothing; list what would be replayed.")
+    ] = False,
+    limit: Annotated[
+        int | None, typer.Option(help="Replay at most this many dead letters.", min=1)
+    ] = None,
+    rate: Annotated[
+        float | None, typer.Option(help="At most this many records per second.", min=0.001)
+    ] = None,
+    max_replays: Annotated[
+        int | None,
+        typer.Option(
+            help="Skip dead letters replayed this often (default: GW_REPLAY_MAX_COUNT).", min=0
+        ),
+    ] = None,
+    from_beginning: Annotated[
+        bool,
+        typer.Option(
+            "--from-beginning", help="Ignore the replay log: replay again what was replayed."
+        ),
+    ] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Re-publish dead letters from the DLQ to agent.drafts, once each (see docs/tools.md).
+
+    Exit codes: 0 done; 1 done, some skipped at the max replay count; 2 usage error;
+    3 could not finish (run again to continue).
+    """
+    from datetime import UTC, datetime
+
+    from worker.stream.dlq import ErrorClass
+    from worker.tools.replay import EXIT_USAGE, ReplayOptions, run_replay
+    from worker.tools.replay_select import ReplayFilter, parse_time, validate_filter
+
+    settings = Settings()
+    now = datetime.now(UTC)
+    try:
+        since_ms = None if since is None else parse_time(since, now)
+        until_ms = None if until is None else parse_time(until, now)
+    except ValueError as exc:
+        typer.echo(f"usage error: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    selection = ReplayFilter(
+        error_classes=frozenset(error_class or ()),
+        tenants=frozenset(tenant or ()),
+        partitions=frozenset(partition or ()),
+        from_offset=from_offset,
+        to_offset=to_offset,
+        since_ms=since_ms,
+        until_ms=until_ms,
+    )
+    problems = validate_filter(selection, [c.value for c in ErrorClass])
+    if problems:
+        for problem in problems:
+            typer.echo(f"usage error: {problem}", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    options = ReplayOptions(
+        selection=selection,
+        max_replays=settings.replay_max_count if max_replays is None else max_replays,
+        dry_run=dry_run,
+        limit=limit,
+        rate=rate,
+        from_beginning=from_beginning,
+        json=json_output,
+    )
+    raise typer.Exit(run_replay(settings, options))
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

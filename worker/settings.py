@@ -87,3 +87,13 @@ class Settings(BaseSettings):
     # --- replay ----------------------------------------------------------------------------------
     #: Past this many replays a dead letter is skipped by ``replay`` (contract §7).
     replay_max_count: int = Field(default=3, ge=0)
+    #: The durable replay log (compacted topic keyed ``<partition>:<offset>``); ``None`` means
+    #: ``<topics.dlq>.replayed``.
+    replay_log_topic: str | None = None
+    #: ``replay`` gives up when the broker makes no progress for this long.
+    replay_read_timeout_s: float = Field(default=30.0, gt=0)
+
+    @property
+    def replay_log(self) -> str:
+        """The replay log's topic name."""
+        return self.replay_log_topic or f"{self.topics.dlq}.replayed"
