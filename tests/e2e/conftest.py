@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import asyncpg
 import pytest
-from harness import Bus, WorkerProcess
+from harness import WorkerProcess
 
 from worker.settings import Settings
 from worker.stores.demo import seed
@@ -61,17 +61,6 @@ def new_worker(
         )
 
     return make
-
-
-@contextlib.asynccontextmanager
-async def running(worker: WorkerProcess) -> AsyncIterator[tuple[WorkerProcess, Bus]]:
-    """Start ``worker`` and a bus on its topics; stop both (the worker always) afterwards."""
-    try:
-        await worker.start()
-        async with Bus(worker.kafka_bootstrap, worker.topics) as bus:
-            yield worker, bus
-    finally:
-        await worker.stop()
 
 
 @pytest.fixture(scope="session")

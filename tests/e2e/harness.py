@@ -32,7 +32,7 @@ import sys
 import time
 import urllib.request
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -345,6 +345,17 @@ class WorkerProcess:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no log event {event} {fields} after {timeout}s")
             await asyncio.sleep(0.2)
+
+
+@contextlib.asynccontextmanager
+async def running(worker: WorkerProcess) -> AsyncIterator[tuple[WorkerProcess, Bus]]:
+    """Start ``worker`` and a bus on its topics; stop both (the worker always) afterwards."""
+    try:
+        await worker.start()
+        async with Bus(worker.kafka_bootstrap, worker.topics) as bus:
+            yield worker, bus
+    finally:
+        await worker.stop()
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,0 +1,530 @@
+"""Every route of the contract, end to end: drafts in on Kafka, the worker process, verdicts out.
+
+One worker serves the whole module (private topics; each test uses its own turn ids). It runs
+with ``GW_MAX_DRAFT_BYTES=4096`` so the oversized route needs only a small draft. Evidence is the
+demo corpus: acme users u-ana (analysts), u-bob (sales), u-cy (no groups).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from harness import Bus, Received, WorkerProcess, answer, draft, running, unique_id
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+MAX_DRAFT_BYTES = 4096
+DLQ_HEADERS = (
+    "dlq.original.topic",
+    "dlq.original.partition",
+    "dlq.original.offset",
+    "dlq.original.timestamp",
+    "dlq.error.class",
+    "dlq.error.message",
+    "dlq.failed_at",
+    "dlq.worker.version",
+    "dlq.replay.count",
+)
+VERDICT_ROLES = ("validated", "regenerate", "could_not_ground")
+
+ANA = {"user_id": "u-ana", "groups": ("analysts",)}
+BOB = {"user_id": "u-bob", "groups": ("sales",)}
+CY = {"user_id": "u-cy", "groups": ()}
+
+DOC_9002_TITLE = "Q2 refund anomaly analysis"
+DOC_9002_TEXT = (
+    "EU card refunds rose sharply in the second quarter. Most of the excess is explained by "
+    "duplicate charges created when the payment provider retried timed-out captures. Refunds "
+    "outside the EU stayed within their usual range."
+)
+OBS_1001_QUOTE = "Checkout p95 latency rose from 180 ms to 840 ms"
+
+
+@pytest.fixture(scope="module")
+async def wb(new_worker: Callable[..., WorkerProcess]) -> AsyncIterator[tuple[WorkerProcess, Bus]]:
+    worker = new_worker("routes", env={"GW_MAX_DRAFT_BYTES": str(MAX_DRAFT_BYTES)})
+    async with running(worker) as pair:
+        yield pair
+
+
+@pytest.fixture
+def bus(wb: tuple[WorkerProcess, Bus]) -> Bus:
+    return wb[1]
+
+
+@pytest.fixture
+def worker(wb: tuple[WorkerProcess, Bus]) -> WorkerProcess:
+    return wb[0]
+
+
+def reasons_of(rec: Received) -> list[dict[str, Any]]:
+    return list(rec.json()["reasons"])
+
+
+async def only_on(
+    bus: Bus, turn: str, role: str, count: int = 1, also: tuple[str, ...] = ()
+) -> list[Received]:
+    """Wait for ``count`` records on ``role`` for ``turn``; then none on other verdict topics
+    (but ``also``) nor on the dead-letter topic."""
+    got = await bus.wait_for(role, key=turn, count=count)
+    await bus.settle(1.0)
+    got = bus.messages(role, key=turn)
+    assert len(got) == count, [r.value for r in got]
+    for other in (*VERDICT_ROLES, "dlq"):
+        if other != role and other not in also:
+            assert bus.messages(other, key=turn) == [], f"unexpected {other} for {turn}"
+    return got
+
+
+async def ledger_rows(pg: Any, turn: str, count: int, wait_s: float = 30.0) -> list[Any]:
+    """The ``citation_ledger`` rows of ``turn`` once there are at least ``count``."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        rows = await pg.fetch(
+            "SELECT * FROM citation_ledger WHERE turn_id = $1 ORDER BY draft_id, kind, source_id",
+            turn,
+        )
+        if len(rows) >= count or time.monotonic() > deadline:
+            return list(rows)
+        await asyncio.sleep(0.3)
+
+
+# --------------------------------------------------------------------------------------------------
+# Verdict routes
+
+
+async def test_grounded(bus: Bus, pg: Any) -> None:
+    turn = unique_id("t-grounded")
+    env = draft(
+        turn,
+        answer(
+            "Checkout latency rose after the deploy [OBS-1001]. The runbook says to roll back "
+            "a deploy younger than an hour [DOC-9001].",
+            citations=[{"kind": "OBS", "id": 1001, "quote": OBS_1001_QUOTE}],
+        ),
+        **ANA,
+    )
+    await bus.send(env)
+    (rec,) = await only_on(bus, turn, "validated")
+    msg = rec.json()
+    assert msg["status"] == "grounded"
+    assert (msg["turn_id"], msg["draft_id"], msg["attempt"]) == (turn, env["draft_id"], 0)
+    assert (msg["tenant_id"], msg["user_id"], msg["kind"]) == ("acme", "u-ana", "answer")
+    assert msg["output"] == env["output"]
+    by_ref = {(c["kind"], c["id"]): c for c in msg["citations"]}
+    assert set(by_ref) == {("OBS", 1001), ("DOC", 9001)}
+    assert by_ref["OBS", 1001]["quote_check"] == "exact"
+    assert by_ref["DOC", 9001]["title"] == "Payments incident runbook"
+    assert "title" not in by_ref["OBS", 1001]
+    assert [c["grounding_status"] for c in msg["claims"]] == ["cited", "cited"]
+    (ledger,) = await bus.wait_for("ledger", key=turn)
+    batch = ledger.json()
+    assert batch["outcome"] == "grounded"
+    assert {(r["kind"], r["source_id"], r["resolution"]) for r in batch["rows"]} == {
+        ("OBS", "1001", "resolved"),
+        ("DOC", "9001", "resolved"),
+    }
+    rows = await ledger_rows(pg, turn, 2)
+    assert [(r["kind"], int(r["source_id"]), r["resolution"], r["outcome"]) for r in rows] == [
+        ("DOC", 9001, "resolved", "grounded"),
+        ("OBS", 1001, "resolved", "grounded"),
+    ]
+    assert rows[1]["quote_check"] == "exact"
+
+
+async def test_regenerate_then_grounded(bus: Bus) -> None:
+    turn = unique_id("t-regen-ok")
+    first = draft(turn, answer("Latency rose after the deploy [OBS-999999]."), **ANA)
+    await bus.send(first)
+    (regen,) = await bus.wait_for("regenerate", key=turn)
+    req = regen.json()
+    assert (req["draft_id"], req["attempt"], req["kind"]) == (first["draft_id"], 1, "answer")
+    assert req["principal"] == {"user_id": "u-ana", "groups": ["analysts"]}
+    assert req["reasons"] == [
+        {
+            "code": "dangling_citation",
+            "path": "answer_markdown",
+            "citation": "OBS-999999",
+            "detail": "no such source for this tenant",
+        }
+    ]
+    assert req["previous_output"] == first["output"]
+    assert req["deadline"].endswith("Z")
+
+    second = draft(turn, answer("Latency rose after the deploy [OBS-1001]."), attempt=1, **ANA)
+    await bus.send(second)
+    (rec,) = await only_on(bus, turn, "validated", also=("regenerate",))
+    msg = rec.json()
+    assert (msg["draft_id"], msg["attempt"], msg["status"]) == (second["draft_id"], 1, "grounded")
+    assert len(bus.messages("regenerate", key=turn)) == 1
+    ledger = await bus.wait_for("ledger", key=turn, count=2)
+    assert [b.json()["outcome"] for b in ledger] == ["regenerate", "grounded"]
+
+
+async def test_regenerate_then_could_not_ground(bus: Bus, pg: Any) -> None:
+    turn = unique_id("t-regen-cng")
+    first = draft(turn, answer("Latency rose [OBS-999999]."), **ANA)
+    await bus.send(first)
+    await bus.wait_for("regenerate", key=turn)
+    second = draft(turn, answer("Latency rose [EVT-999999]."), attempt=1, **ANA)
+    await bus.send(second)
+    (rec,) = await bus.wait_for("could_not_ground", key=turn)
+    await bus.settle(1.0)
+    assert len(bus.messages("could_not_ground", key=turn)) == 1
+    assert len(bus.messages("regenerate", key=turn)) == 1
+    assert bus.messages("validated", key=turn) == []
+    msg = rec.json()
+    assert msg["status"] == "could_not_ground"
+    assert (msg["draft_id"], msg["attempt"], msg["attempts"]) == (second["draft_id"], 1, 2)
+    # Codes and paths only: no citation, detail or excerpt.
+    assert msg["reasons"] == [{"code": "dangling_citation", "path": "answer_markdown"}]
+    assert "999999" not in rec.value.decode()
+    rows = await ledger_rows(pg, turn, 2)
+    assert {(r["draft_id"], r["outcome"], r["resolution"]) for r in rows} == {
+        (first["draft_id"], "regenerate", "dangling"),
+        (second["draft_id"], "could_not_ground", "dangling"),
+    }
+
+
+async def test_buried_dangling_ids_are_named_with_their_path(bus: Bus) -> None:
+    turn = unique_id("t-buried")
+    report = {
+        "title": "Checkout latency incident",
+        "status": "DRAFT",
+        "sections": [
+            {
+                "heading": "Impact",
+                "body_markdown": "Checkout latency rose to 840 ms [OBS-1001].",
+                "citations": [{"kind": "EVT", "id": 999997}],
+            }
+        ],
+        "timeline": [
+            {"at": "2026-12-01T14:05:00Z", "text": "Deploy of payments-api 2.3.0 [EVT-501]."},
+            {"at": "2026-12-01T14:15:00Z", "text": "Latency alert fired [OBS-999998]."},
+        ],
+    }
+    await bus.send(draft(turn, report, kind="report", **ANA))
+    (regen,) = await only_on(bus, turn, "regenerate")
+    reasons = regen.json()["reasons"]
+    dangling = sorted(
+        ((r["path"], r["citation"]) for r in reasons if r["code"] == "dangling_citation"),
+    )
+    assert dangling == [
+        ("sections[0].citations[0]", "EVT-999997"),
+        ("timeline[1].text", "OBS-999998"),
+    ]
+    assert {r["code"] for r in reasons} == {"dangling_citation"}
+
+
+async def test_cross_tenant_id_is_indistinguishable_from_an_absent_one(bus: Bus, pg: Any) -> None:
+    """acme citing globex's OBS-2001 reads exactly like citing an id that never existed."""
+    text = "Scanner uptime was high last week [OBS-{}]."
+    turns = {2001: unique_id("t-xtenant"), 2999: unique_id("t-absent")}
+    for source, turn in turns.items():
+        await bus.send(draft(turn, answer(text.format(source)), draft_id=f"{turn}-d", **ANA))
+    requests = {}
+    for source, turn in turns.items():
+        (regen,) = await bus.wait_for("regenerate", key=turn)
+        requests[source] = regen.json()
+
+    def neutral(msg: dict[str, Any], source: int, turn: str) -> str:
+        body = {k: v for k, v in msg.items() if k not in {"event_id", "deadline"}}
+        return json.dumps(body, sort_keys=True).replace(str(source), "N").replace(turn, "T")
+
+    assert requests[2001]["reasons"][0]["citation"] == "OBS-2001"
+    assert requests[2999]["reasons"][0]["citation"] == "OBS-2999"
+    assert neutral(requests[2001], 2001, turns[2001]) == neutral(requests[2999], 2999, turns[2999])
+    for source, turn in turns.items():
+        (batch,) = await bus.wait_for("ledger", key=turn)
+        assert batch.json()["rows"] == [
+            {
+                "kind": "OBS",
+                "source_id": str(source),
+                "resolution": "dangling",
+                "quote_check": "none",
+                "paths": ["answer_markdown"],
+            }
+        ]
+        (row,) = await ledger_rows(pg, turn, 1)
+        assert (row["kind"], int(row["source_id"]), row["resolution"]) == (
+            "OBS",
+            source,
+            "dangling",
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# Redaction
+
+
+def _clean(text: str) -> str:
+    """Log text without ISO timestamps, whose digits could spell an id by chance."""
+    return re.sub(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?Z?", "<ts>", text)
+
+
+HIDDEN_SENTENCE = "EU refunds tripled because the provider retried captures"
+
+
+async def test_hidden_document_is_redacted_everywhere(
+    bus: Bus, worker: WorkerProcess, pg: Any
+) -> None:
+    """u-cy may not see DOC-9002: no verdict topic, header or log line names it or its words."""
+    grounded, regen = unique_id("t-hidden-ok"), unique_id("t-hidden-cng")
+    trace = b"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    hidden_output = answer(
+        f"Latency rose after the deploy [OBS-1001]. {HIDDEN_SENTENCE} [DOC-9002].",
+        citations=[{"kind": "DOC", "id": 9002, "quote": "duplicate charges created"}],
+    )
+    await bus.send(draft(grounded, hidden_output, **CY), headers=[("traceparent", trace)])
+    # The same hidden citation beside a dangling one: regenerate, then could-not-ground.
+    failing = answer(f"{HIDDEN_SENTENCE} [DOC-9002]. Latency rose [OBS-999999].")
+    await bus.send(draft(regen, failing, **CY))
+    await bus.wait_for("regenerate", key=regen)
+    await bus.send(draft(regen, failing, attempt=1, **CY))
+
+    (ok,) = await bus.wait_for("validated", key=grounded)
+    await bus.wait_for("could_not_ground", key=regen)
+    await bus.settle(1.0)
+    msg = ok.json()
+    assert msg["citations"] == [{"kind": "OBS", "id": 1001, "quote_check": "none"}]
+    assert [c["grounding_status"] for c in msg["claims"]] == ["cited", "hedged"]
+    assert msg["output"]["citations"] == []
+
+    forbidden = ("9002", DOC_9002_TITLE, "duplicate charges", "refund", HIDDEN_SENTENCE)
+    for turn in (grounded, regen):
+        for role in VERDICT_ROLES:
+            for rec in bus.messages(role, key=turn):
+                blob = rec.value.decode() + repr(rec.headers)
+                for needle in forbidden:
+                    assert needle.lower() not in blob.lower(), (role, needle, blob)
+    assert DOC_9002_TEXT not in worker.log_text()
+    for line in _clean(worker.log_text()).splitlines():
+        assert not re.search(r"(?<!\d)9002(?!\d)", line), line
+        assert DOC_9002_TITLE not in line
+        assert HIDDEN_SENTENCE not in line
+
+    # Only the ledger records it, by kind, id and resolution.
+    (batch,) = bus.messages("ledger", key=grounded)
+    rows = {(r["kind"], r["source_id"]): r for r in batch.json()["rows"]}
+    assert rows["DOC", "9002"]["resolution"] == "acl_redacted"
+    assert rows["OBS", "1001"]["resolution"] == "resolved"
+    table = await ledger_rows(pg, grounded, 2)
+    assert {(r["kind"], int(r["source_id"]), r["resolution"]) for r in table} == {
+        ("DOC", 9002, "acl_redacted"),
+        ("OBS", 1001, "resolved"),
+    }
+
+
+async def test_two_principals_never_see_each_others_sources(bus: Bus) -> None:
+    output = answer(
+        "Latency rose [OBS-1001]. EU refunds rose [OBS-1002]. Initech slipped [OBS-1003]. "
+        "The amendment was signed [EVT-502]. An incident was opened [EVT-504]. "
+        "Refunds were analysed [DOC-9002]. The account plan targets renewal [DOC-9003]."
+    )
+    ana_only = {("OBS", 1002), ("EVT", 504), ("DOC", 9002)}
+    bob_only = {("OBS", 1003), ("EVT", 502), ("DOC", 9003)}
+    turns = {"u-ana": unique_id("t-ana"), "u-bob": unique_id("t-bob")}
+    await bus.send(draft(turns["u-ana"], output, **ANA))
+    await bus.send(draft(turns["u-bob"], output, **BOB))
+    seen = {}
+    for user, turn in turns.items():
+        (rec,) = await bus.wait_for("validated", key=turn)
+        msg = rec.json()
+        cited = {(c["kind"], c["id"]) for c in msg["citations"]}
+        for claim in msg["claims"]:
+            cited |= {(c["kind"], c["id"]) for c in claim["citations"]}
+        seen[user] = (cited, rec.value.decode())
+    assert seen["u-ana"][0] == {("OBS", 1001)} | ana_only
+    assert seen["u-bob"][0] == {("OBS", 1001)} | bob_only
+    for user, others in (("u-ana", bob_only), ("u-bob", ana_only)):
+        for kind, source in others:
+            assert f"{kind}-{source}" not in seen[user][1]
+            assert f'"id":{source}' not in seen[user][1]
+
+
+# --------------------------------------------------------------------------------------------------
+# Terminal without regeneration, and the schema routes
+
+
+async def test_no_grounding_is_could_not_ground(bus: Bus) -> None:
+    turn = unique_id("t-nogr")
+    out = answer("I found nothing in scope to answer this.", no_grounding=True)
+    await bus.send(draft(turn, out, **ANA))
+    (rec,) = await only_on(bus, turn, "could_not_ground")
+    msg = rec.json()
+    assert msg["attempts"] == 1
+    assert {"code": "agent_no_grounding", "path": "no_grounding"} in msg["reasons"]
+    # The uncited sentence is reported too (core's choice; the verdict is the same).
+    assert {r["code"] for r in msg["reasons"]} <= {"agent_no_grounding", "uncited_claim"}
+
+
+async def test_published_report_is_sent_back(bus: Bus) -> None:
+    turn = unique_id("t-published")
+    report = {
+        "title": "Latency incident",
+        "status": "PUBLISHED",
+        "sections": [{"heading": "Impact", "body_markdown": "Latency rose [OBS-1001]."}],
+    }
+    await bus.send(draft(turn, report, kind="report", **ANA))
+    (regen,) = await only_on(bus, turn, "regenerate")
+    assert [(r["code"], r.get("path")) for r in reasons_of(regen)] == [
+        ("published_status", "status")
+    ]
+
+
+async def test_a_lying_producer_gets_one_regeneration_only(bus: Bus) -> None:
+    """Two failing drafts both claiming ``attempt: 0``: the second is the final one."""
+    turn = unique_id("t-liar")
+    await bus.send(draft(turn, answer("Latency rose [OBS-999999]."), **ANA))
+    await bus.wait_for("regenerate", key=turn)
+    second = draft(turn, answer("Latency rose [OBS-999998]."), attempt=0, **ANA)
+    await bus.send(second)
+    (rec,) = await bus.wait_for("could_not_ground", key=turn)
+    await bus.settle(1.0)
+    assert len(bus.messages("regenerate", key=turn)) == 1
+    assert len(bus.messages("could_not_ground", key=turn)) == 1
+    msg = rec.json()
+    assert (msg["draft_id"], msg["attempt"], msg["attempts"]) == (second["draft_id"], 0, 2)
+
+
+async def test_traceparent_is_propagated_to_every_derived_message(bus: Bus) -> None:
+    turn = unique_id("t-trace")
+    t0 = b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    t1 = b"00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
+    state = b"vendor=opaque"
+    await bus.send(
+        draft(turn, answer("Latency rose [OBS-999999]."), **ANA),
+        headers=[("traceparent", t0), ("tracestate", state), ("x-other", b"kept-out")],
+    )
+    (regen,) = await bus.wait_for("regenerate", key=turn)
+    (ledger0,) = await bus.wait_for("ledger", key=turn)
+    for rec in (regen, ledger0):
+        assert rec.header_dict() == {"traceparent": t0, "tracestate": state}
+    await bus.send(
+        draft(turn, answer("Latency rose [OBS-1001]."), attempt=1, **ANA),
+        headers=[("traceparent", t1)],
+    )
+    (ok,) = await bus.wait_for("validated", key=turn)
+    ledger = await bus.wait_for("ledger", key=turn, count=2)
+    for rec in (ok, ledger[1]):
+        assert rec.header_dict() == {"traceparent": t1}
+
+
+async def test_identity_mismatch_is_dead_lettered(bus: Bus) -> None:
+    turn = unique_id("t-ident")
+    await bus.send(draft(turn, answer("Latency rose [OBS-1001]."), **ANA))
+    await bus.wait_for("validated", key=turn)
+    intruder = draft(turn, answer("Latency rose [OBS-1001]."), attempt=1, **BOB)
+    meta = await bus.send(intruder)
+    (dead,) = await bus.wait_for("dlq", key=turn)
+    assert_dead_letter(dead, bus, meta, "identity_mismatch", turn.encode(), json.dumps(intruder))
+    await bus.settle(1.0)
+    assert len(bus.messages("validated", key=turn)) == 1  # the intruder changed nothing
+
+
+# --------------------------------------------------------------------------------------------------
+# Dead letters
+
+
+def assert_dead_letter(
+    dead: Received,
+    bus: Bus,
+    meta: Any,
+    error_class: str,
+    key: bytes | None,
+    value: bytes | str,
+) -> None:
+    """Original key and value bytes, and every ``dlq.*`` header with the record's origin."""
+    raw = value.encode() if isinstance(value, str) else value
+    assert dead.key == key
+    assert dead.value == raw
+    headers = dead.header_dict()
+    missing = [h for h in DLQ_HEADERS if h not in headers]
+    assert not missing, missing
+    assert headers["dlq.original.topic"] == bus.topics.drafts.encode()
+    assert headers["dlq.original.partition"] == str(meta.partition).encode()
+    assert headers["dlq.original.offset"] == str(meta.offset).encode()
+    assert headers["dlq.original.timestamp"] == str(meta.timestamp).encode()
+    assert headers["dlq.error.class"] == error_class.encode()
+    assert headers["dlq.error.message"]
+    assert headers["dlq.worker.version"] == b"0.1.0"
+    assert headers["dlq.replay.count"] == b"0"
+    failed_at = int(headers["dlq.failed_at"])
+    assert meta.timestamp <= failed_at <= time.time() * 1000 + 1000
+
+
+async def test_malformed_envelopes_and_junk_are_dead_lettered(bus: Bus) -> None:
+    no_turn = draft("x", answer("Latency rose [OBS-1001]."), **ANA)
+    del no_turn["turn_id"]
+    cases: list[tuple[str, bytes | None, bytes]] = [
+        ("missing turn_id", unique_id("k-noturn").encode(), json.dumps(no_turn).encode()),
+        (
+            "key differs from turn_id",
+            unique_id("k-other").encode(),
+            json.dumps(draft(unique_id("t-keyed"), answer("Fine [OBS-1001]."), **ANA)).encode(),
+        ),
+        ("not JSON", unique_id("k-junk").encode(), b"\x00\xffnot json at all {"),
+        ("a JSON array", unique_id("k-array").encode(), b"[1, 2, 3]"),
+    ]
+    sent = []
+    for _, key, value in cases:
+        sent.append(await bus.send(value, key=key, headers=[("x-producer", b"e2e")]))
+    for (name, key, value), meta in zip(cases, sent, strict=True):
+        assert key is not None
+        (dead,) = await bus.wait_for("dlq", key=key.decode())
+        assert_dead_letter(dead, bus, meta, "malformed_envelope", key, value)
+        assert dead.header("x-producer") == b"e2e", name
+    await bus.settle(1.0)
+    for _, key, _ in cases:
+        assert key is not None
+        assert bus.for_turn(key.decode()).keys() == {"dlq"}
+
+
+async def test_oversized_draft_is_dead_lettered(bus: Bus) -> None:
+    turn = unique_id("t-big")
+    sentence = "Latency rose after the deploy [OBS-1001]. "
+    env = draft(turn, answer(sentence * (MAX_DRAFT_BYTES // len(sentence) + 1)), **ANA)
+    value = json.dumps(env)
+    assert MAX_DRAFT_BYTES < len(value) < 2 * MAX_DRAFT_BYTES
+    meta = await bus.send(env)
+    (dead,) = await bus.wait_for("dlq", key=turn)
+    assert_dead_letter(dead, bus, meta, "oversized", turn.encode(), value)
+    await bus.settle(1.0)
+    assert bus.for_turn(turn).keys() == {"dlq"}
+
+
+async def test_unsupported_schema_version_is_dead_lettered(bus: Bus) -> None:
+    turn = unique_id("t-v2")
+    env = draft(turn, answer("Latency rose [OBS-1001]."), **ANA)
+    env["schema_version"] = 2
+    meta = await bus.send(env)
+    (dead,) = await bus.wait_for("dlq", key=turn)
+    assert_dead_letter(
+        dead, bus, meta, "unsupported_schema_version", turn.encode(), json.dumps(env)
+    )
+
+
+async def test_a_replayed_dead_letter_that_fails_again_keeps_its_origin(bus: Bus) -> None:
+    key = unique_id("k-replayed")
+    origin = [
+        ("dlq.original.topic", b"agent.drafts"),
+        ("dlq.original.partition", b"3"),
+        ("dlq.original.offset", b"12345"),
+        ("dlq.original.timestamp", b"1764000000000"),
+        ("dlq.error.class", b"malformed_envelope"),
+        ("dlq.replay.count", b"2"),
+    ]
+    await bus.send(b"still not json", key=key, headers=origin)
+    (dead,) = await bus.wait_for("dlq", key=key)
+    headers = dead.header_dict()
+    for name, value in origin[:4]:
+        assert headers[name] == value
+    assert headers["dlq.replay.count"] == b"2"
+    assert headers["dlq.error.class"] == b"malformed_envelope"
+    assert [k for k, _ in dead.headers].count("dlq.replay.count") == 1
