@@ -106,16 +106,24 @@ def scan_tokens(text: str) -> list[RawToken]:
 
 def find_tokens(text: str) -> list[TokenMatch]:
     """The tokens of ``text`` whose ids can be held, in order (overlong ones are left out)."""
-    if "[" not in text:
-        return []
+    return _find(text)[0]
+
+
+def _find(text: str) -> tuple[list[TokenMatch], bool]:
+    """``find_tokens(text)``, and whether that is every token of the grammar (none overlong)."""
+    if "[" not in text:  # a C-level scan: most strings hold no token at all
+        return [], True
     out: list[TokenMatch] = []
+    every = True
     for m in TOKEN_RE.finditer(text):
         digits = m[2]
         ident = int(digits) if len(digits) <= MAX_ID_DIGITS else parse_id(digits)
-        if ident is not None:
+        if ident is None:
+            every = False
+        else:
             start, end = m.span()
             out.append(_new(TokenMatch, (_new(CitationRef, (_KINDS[m[1]], ident)), start, end)))
-    return out
+    return out, every
 
 
 class Tokens:
@@ -124,20 +132,39 @@ class Tokens:
     Extraction, claim units and redaction all need the tokens of the same strings; one instance
     per draft (``Prepared.tokens``) keeps the scan to one per distinct string. Keyed by the
     string's value, so it is correct whatever object a caller passes. Callers must not mutate a
-    returned list.
+    returned list. It holds only what can be derived from the strings, so any two memos compare
+    equal: a ``Prepared`` compares by its values.
     """
 
     __slots__ = ("_found",)
 
     def __init__(self) -> None:
-        self._found: dict[str, list[TokenMatch]] = {}
+        self._found: dict[str, tuple[list[TokenMatch], bool]] = {}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Tokens)
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return f"<Tokens of {len(self._found)} strings>"
+
+    def _get(self, text: str) -> tuple[list[TokenMatch], bool]:
+        found = self._found.get(text)
+        if found is None:
+            found = self._found[text] = _find(text)
+        return found
 
     def __call__(self, text: str) -> list[TokenMatch]:
         """``find_tokens(text)``, from the memo when ``text`` was scanned before."""
-        found = self._found.get(text)
-        if found is None:
-            found = self._found[text] = find_tokens(text)
-        return found
+        return self._get(text)[0]
+
+    def spans(self, text: str) -> list[tuple[int, int]] | None:
+        """The spans of every token of the grammar in ``text``; ``None`` if one is overlong
+        (then only ``scan_tokens`` has them all)."""
+        matches, every = self._get(text)
+        return [(t.start, t.end) for t in matches] if every else None
 
 
 def has_overlong_token(text: str) -> bool:

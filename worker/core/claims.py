@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from worker.core.citations import entry_ref, find_tokens, observation_ref
+from worker.core.citations import Tokens, entry_ref, observation_ref
 from worker.core.evidence import CitationRef
-from worker.core.sentences import sentence_spans
+from worker.core.sentences import has_assertion, sentence_spans
 
 __all__ = ["ClaimUnit", "UnitKind", "claim_units", "sentence_spans"]
 
@@ -48,54 +48,61 @@ class ClaimUnit(NamedTuple):
     index: int  # type: ignore[assignment]
 
 
-def claim_units(output: Mapping[str, Any], kind: str) -> list[ClaimUnit]:
-    """The claim units of a schema-valid output of ``kind`` (answer, proposal or report)."""
+def claim_units(
+    output: Mapping[str, Any], kind: str, tokens: Tokens | None = None
+) -> list[ClaimUnit]:
+    """The claim units of a schema-valid output of ``kind`` (answer, proposal or report).
+
+    ``tokens``: the draft's token memo, when its strings were scanned already (by ``extract``).
+    """
+    tokens = Tokens() if tokens is None else tokens
     if kind == "answer":
-        return _answer_units(output)
+        return _answer_units(output, tokens)
     if kind == "report":
-        return _report_units(output)
+        return _report_units(output, tokens)
     if kind == "proposal":
-        return _proposal_units(output)
+        return _proposal_units(output, tokens)
     raise ValueError(f"unknown output kind {kind!r}")
 
 
-def _answer_units(output: Mapping[str, Any]) -> list[ClaimUnit]:
+def _answer_units(output: Mapping[str, Any], tokens: Tokens) -> list[ClaimUnit]:
     units: list[ClaimUnit] = []
     markdown = output.get("answer_markdown")
     if isinstance(markdown, str):
-        tokens = find_tokens(markdown)
-        starts = [t.start for t in tokens]
-        for index, (start, end) in enumerate(sentence_spans(markdown)):
-            inside = tokens[bisect_left(starts, start) : bisect_left(starts, end)]
-            refs = _distinct(t.ref for t in inside)
+        found = tokens(markdown)
+        starts = [t.start for t in found]
+        spans = sentence_spans(markdown, tokens.spans(markdown))
+        for index, span in enumerate(spans):
+            start, end = span
+            inside = found[bisect_left(starts, start) : bisect_left(starts, end)]
+            refs = tuple(dict.fromkeys([t.ref for t in inside]))
             text = markdown[start:end]
-            span = (start, end)
             units.append(ClaimUnit(UnitKind.SENTENCE, "answer_markdown", text, span, refs, index))
     for i, claim in enumerate(_items(output.get("claims"))):
         text = _text(claim.get("text"))
-        refs = _distinct([*_inline(text), *_structured(claim, f"claims[{i}]")])
+        refs = _distinct([*_inline(text, tokens), *_structured(claim, f"claims[{i}]")])
         units.append(ClaimUnit(UnitKind.CLAIM, f"claims[{i}]", text, None, refs, i))
     return units
 
 
-def _report_units(output: Mapping[str, Any]) -> list[ClaimUnit]:
+def _report_units(output: Mapping[str, Any], tokens: Tokens) -> list[ClaimUnit]:
     units: list[ClaimUnit] = []
     for i, section in enumerate(_items(output.get("sections"))):
         body = _text(section.get("body_markdown"))
-        if not sentence_spans(body):
+        if not has_assertion(body, tokens.spans(body)):
             continue
         heading = _text(section.get("heading"))
         structured = _structured(section, f"sections[{i}]")
-        refs = _distinct([*_inline(heading), *_inline(body), *structured])
+        refs = _distinct([*_inline(heading, tokens), *_inline(body, tokens), *structured])
         units.append(ClaimUnit(UnitKind.SECTION, f"sections[{i}]", body, None, refs, i))
     for i, entry in enumerate(_items(output.get("timeline"))):
         text = _text(entry.get("text"))
-        refs = _distinct([*_inline(text), *_structured(entry, f"timeline[{i}]")])
+        refs = _distinct([*_inline(text, tokens), *_structured(entry, f"timeline[{i}]")])
         units.append(ClaimUnit(UnitKind.TIMELINE, f"timeline[{i}]", text, None, refs, i))
     return units
 
 
-def _proposal_units(output: Mapping[str, Any]) -> list[ClaimUnit]:
+def _proposal_units(output: Mapping[str, Any], tokens: Tokens) -> list[ClaimUnit]:
     summary = _text(output.get("summary"))
     grounding = output.get("grounding")
     if not isinstance(grounding, Mapping):
@@ -106,7 +113,7 @@ def _proposal_units(output: Mapping[str, Any]) -> list[ClaimUnit]:
         for k, v in enumerate(observations if isinstance(observations, list | tuple) else ())
     ]
     reasoning = _text(grounding.get("reasoning"))
-    refs = _distinct([*_inline(summary), *_inline(reasoning), *obs])
+    refs = _distinct([*_inline(summary, tokens), *_inline(reasoning, tokens), *obs])
     return [ClaimUnit(UnitKind.PROPOSAL, "grounding", summary, None, refs, 0)]
 
 
@@ -120,8 +127,8 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _inline(text: str) -> list[CitationRef]:
-    return [t.ref for t in find_tokens(text)]
+def _inline(text: str, tokens: Tokens) -> list[CitationRef]:
+    return [t.ref for t in tokens(text)]
 
 
 def _structured(item: Mapping[str, Any], path: str) -> list[CitationRef]:

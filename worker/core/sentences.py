@@ -37,6 +37,8 @@ the end of the terminator, closing characters and attached tokens; redaction rep
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from worker.core.citations import scan_tokens
@@ -71,21 +73,54 @@ _FENCE_RE = re.compile(r"[ \t]*(`{3,}|~{3,})")
 _NON_SPACE_RE = re.compile(r"\S")
 #: First characters of a line that may start something other than plain prose.
 _BLOCK_STARTS = frozenset("`~#=-*_+|0123456789")
-#: The only characters the sentence scanner acts on (tokens start with ``[``).
-_INTERESTING_RE = re.compile(r"[\[`.!?…:]")
+#: The only characters the sentence scanner acts on inside a sentence: a code span, a colon, and a
+#: terminator that is followed by another, a closer, whitespace, a ``[`` or the end (any other
+#: terminator cannot end a sentence, and the scanner would just step over it). Tokens need no
+#: stop: they hold none of these characters, so stepping over one finds the same next stop.
+_INTERESTING_RE = re.compile(r"[`:]|[.!?…](?=[.!?…\"'”’»)\]*_\s\[]|\Z)")
 
 
-def sentence_spans(markdown: str) -> list[tuple[int, int]]:
-    """``[start, end)`` of every assertion sentence of ``markdown``, in order."""
+def sentence_spans(
+    markdown: str, token_spans: Sequence[tuple[int, int]] | None = None
+) -> list[tuple[int, int]]:
+    """``[start, end)`` of every assertion sentence of ``markdown``, in order.
+
+    ``token_spans``: the spans of every token of the grammar in ``markdown`` (overlong ones
+    included), in order, when the caller has scanned it already; scanned here otherwise.
+    """
+    return _assertions(markdown, token_spans, first_only=False)
+
+
+def has_assertion(markdown: str, token_spans: Sequence[tuple[int, int]] | None = None) -> bool:
+    """``bool(sentence_spans(markdown))``, stopping at the first assertion sentence."""
+    return bool(_assertions(markdown, token_spans, first_only=True))
+
+
+def _assertions(
+    markdown: str, token_spans: Sequence[tuple[int, int]] | None, first_only: bool
+) -> list[tuple[int, int]]:
+    if token_spans is None:
+        token_spans = [(t.start, t.end) for t in scan_tokens(markdown)]
+    starts = [t[0] for t in token_spans]
     spans: list[tuple[int, int]] = []
     for block in _blocks(markdown):
         if block.heading or not block.segments:
             continue
         origin = block.segments[0][0]
         masked = _mask(markdown, block.segments)
-        spans.extend(
-            (origin + s, origin + e) for s, e, assertion in _split(masked, block.row) if assertion
-        )
+        # The block's tokens are the text's tokens inside its range: a token holds no whitespace,
+        # and what masking blanks between segments (a line break, quote markers) holds none.
+        stop = origin + len(masked)
+        token_end = {
+            s - origin: e - origin
+            for s, e in token_spans[bisect_left(starts, origin) : bisect_left(starts, stop)]
+            if e <= stop
+        }
+        for s, e, assertion in _split(masked, token_end, block.row, first_only):
+            if assertion:
+                spans.append((origin + s, origin + e))
+                if first_only:
+                    return spans
     return spans
 
 
@@ -238,9 +273,15 @@ def _mask(text: str, segments: list[tuple[int, int]]) -> str:
 # --- sentences ----------------------------------------------------------------------------------
 
 
-def _split(m: str, whole: bool = False) -> list[tuple[int, int, bool]]:
-    """Sentences of one block of masked text: ``(start, end, is_assertion)``; ``whole``: one."""
-    splitter = _Splitter(m)
+def _split(
+    m: str, token_end: dict[int, int], whole: bool = False, first_only: bool = False
+) -> list[tuple[int, int, bool]]:
+    """Sentences of one block of masked text: ``(start, end, is_assertion)``; ``whole``: one.
+
+    ``token_end`` maps the start of each token of ``m`` to its end. ``first_only``: stop after
+    the first assertion (its flag is final when emitted; only its end could still grow).
+    """
+    splitter = _Splitter(m, token_end, first_only)
     if whole:
         splitter.emit(0, len(m.rstrip()))
     else:
@@ -251,10 +292,11 @@ def _split(m: str, whole: bool = False) -> list[tuple[int, int, bool]]:
 class _Splitter:
     """One pass over one block; every index moves forward, so it is linear in the block."""
 
-    def __init__(self, m: str) -> None:
+    def __init__(self, m: str, token_end: dict[int, int], first_only: bool = False) -> None:
         self.m = m
-        self.token_end = {t.start: t.end for t in scan_tokens(m)} if "[" in m else {}
-        self.token_start = {e: s for s, e in self.token_end.items()}
+        self.token_end = token_end
+        self.token_start = {e: s for s, e in token_end.items()}
+        self.first_only = first_only
         self.no_code_closer: dict[int, int] = {}
         self.out: list[tuple[int, int, bool]] = []
 
@@ -283,6 +325,8 @@ class _Splitter:
                 if end is not None:
                     self.emit(start, end)
                     start = None
+                    if self.first_only and self.out and self.out[-1][2]:
+                        return
             else:
                 i += 1
         if start is not None:

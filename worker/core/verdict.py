@@ -32,7 +32,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from worker.core.canonical import Malformed, canonicalize
-from worker.core.citations import Occurrence, extract, find_overlong_ids
+from worker.core.citations import Occurrence, Tokens, extract, find_overlong_ids
 from worker.core.claim_status import UnitStatus, UnitVerdict, redact_output, unit_status
 from worker.core.claims import ClaimUnit, UnitKind, claim_units
 from worker.core.envelope import Draft
@@ -75,6 +75,8 @@ class Prepared(NamedTuple):
     units: tuple[ClaimUnit, ...]
     #: Distinct ids a store could hold (empty when parsing failed): what the worker looks up.
     refs_to_resolve: frozenset[CitationRef]
+    #: The tokens of the output's strings, scanned once by ``prepare`` and reused by ``evaluate``.
+    tokens: Tokens | None = None
 
 
 class Evaluation(NamedTuple):
@@ -133,7 +135,8 @@ def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
                 for o in overlong
             ],
         )
-    occurrences = extract(output)
+    tokens = Tokens()
+    occurrences = extract(output, tokens)
     distinct: dict[CitationRef, None] = {}
     for occ in occurrences:
         if occ.ref not in distinct:
@@ -145,7 +148,7 @@ def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
                     detail=f"more than {MAX_DISTINCT_CITATIONS} distinct citations",
                 )
                 return _stopped(draft, [failure])
-    units = claim_units(output, kind)
+    units = claim_units(output, kind, tokens)
     return Prepared(
         draft=draft,
         output=output,
@@ -153,6 +156,7 @@ def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
         occurrences=tuple(occurrences),
         units=tuple(units),
         refs_to_resolve=frozenset(r for r in distinct if r.queryable),
+        tokens=tokens,
     )
 
 

@@ -1,0 +1,38 @@
+"""The optimised sentence splitter against the plain one it replaced (contract §3.7).
+
+``sentences_reference`` is the splitter as first written; ``test_claims.py`` holds the behaviour
+examples. Here random Markdown built from the characters the splitter acts on must yield the very
+same spans, with and without the caller's token spans, and ``has_assertion`` must agree.
+"""
+
+from __future__ import annotations
+
+import sentences_reference
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from worker.core.citations import Tokens, scan_tokens
+from worker.core.sentences import has_assertion, sentence_spans
+
+PIECES = [
+    "a", "Vessel", " ", "  ", "\t", "\n", "\n\n", "7", "4.5", ".", "..", "!", "?", "…", ":", ",",
+    '"', "'", "”", ")", "]", "[", "*", "_", "`", "```", "~~~", "# ", "## ", "- ", "* ", "+ ", "1. ",
+    "2) ", "> ", "|", "| a | b |", "|---|---|", "---", "===", "e.g.", "No.", "no.", "Dr.", "J.",
+    "etc.", "U.S.", "1st.", "2023.", " A", " b", "[OBS-1]", "[DOC-22]", "[EVT-007]", "[OBS-",
+]  # fmt: skip
+MARKDOWN = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
+
+
+@given(MARKDOWN)
+@settings(max_examples=1500, deadline=None)
+@example("Vessel X loitered. [OBS-1][OBS-2] It left at dawn [DOC-3]! Next one?")
+@example("> - Note:\n> [OBS-1]\n> next. e.g. here [DOC-2].")
+@example("```\ncode. [OBS-1]\n```\nText `a. b` ends. J. Smith [OBS-1]. etc. A")
+def test_sentence_spans_match_the_reference(markdown: str) -> None:
+    expected = sentences_reference.sentence_spans(markdown)
+    assert sentence_spans(markdown) == expected
+    spans = Tokens().spans(markdown)
+    assert spans == [(t.start, t.end) for t in scan_tokens(markdown)]
+    assert sentence_spans(markdown, spans) == expected
+    assert has_assertion(markdown) == bool(expected)
+    assert has_assertion(markdown, spans) == bool(expected)
