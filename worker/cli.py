@@ -6,6 +6,7 @@ does the work; no logic lives here.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -148,6 +149,67 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
         json=json_output,
     )
     raise typer.Exit(run_replay(settings, options))
+
+
+@app.command()
+def check(  # noqa: PLR0917 - one parameter per documented option
+    draft: Annotated[
+        Path, typer.Argument(help="A draft envelope (or, with --tenant/--user, a bare output).")
+    ],
+    evidence: Annotated[
+        Path | None,
+        typer.Option(
+            help="Evidence from this corpus file (worker/demo/corpus.json format) "
+            "instead of the live stores."
+        ),
+    ] = None,
+    tenant: Annotated[str | None, typer.Option(help="Bare output: the tenant.")] = None,
+    user: Annotated[str | None, typer.Option(help="Bare output: the reader's user id.")] = None,
+    group: Annotated[
+        list[str] | None, typer.Option(help="Bare output: a group of the reader (repeatable).")
+    ] = None,
+    kind: Annotated[str, typer.Option(help="Bare output: answer, proposal or report.")] = "answer",
+    attempt: Annotated[
+        int | None, typer.Option(help="Evaluate as this attempt (default: the envelope's).", min=0)
+    ] = None,
+    after_regeneration: Annotated[
+        bool,
+        typer.Option(
+            "--after-regeneration", help="Evaluate as the draft answering a regenerate request."
+        ),
+    ] = False,
+    policy: Annotated[
+        Path | None, typer.Option(help="Tenant policy book (default: GW_POLICY_FILE).")
+    ] = None,
+    show_messages: Annotated[
+        bool,
+        typer.Option("--show-messages", help="Also print the messages the worker would publish."),
+    ] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Print the worker's verdict on one draft (see docs/tools.md).
+
+    Exit codes: 0 grounded; 1 regenerate or could-not-ground; 2 unusable input (unreadable
+    file, dead-letter class, bad options); 3 evidence stores unavailable.
+    """
+    from worker.tools.check_cli import run_check
+
+    raise typer.Exit(
+        run_check(
+            Settings(),
+            draft=draft,
+            evidence=evidence,
+            tenant=tenant,
+            user=user,
+            groups=tuple(group or ()),
+            kind=kind,
+            attempt=attempt,
+            after_regeneration=after_regeneration,
+            policy=policy,
+            show_messages=show_messages,
+            json_output=json_output,
+        )
+    )
 
 
 def main() -> None:

@@ -1,0 +1,65 @@
+"""``grounding-worker check`` on every example of ``schemas/examples/``, offline (demo corpus)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from worker.cli import app
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = ROOT / "schemas" / "examples"
+CORPUS = ROOT / "worker" / "demo" / "corpus.json"
+EXPECTED = json.loads((EXAMPLES / "expected.json").read_text(encoding="utf-8"))
+#: Ids the example readers may not see (acl or revocation): they must never be printed.
+HIDDEN_IDS = ("9002", "9003", "9004", "9005", "9006", "1002", "1003", "1004", "1005")
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["check", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_every_example_has_an_expected_verdict() -> None:
+    examples = {p.name for p in EXAMPLES.glob("*.json")} - {"expected.json"}
+    assert examples == set(EXPECTED)
+    assert len(examples) >= 10
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_json_verdict_is_exactly_the_expected_one(name: str) -> None:
+    code, out, _ = run("--json", "--evidence", str(CORPUS), str(EXAMPLES / name))
+    assert json.loads(out) == EXPECTED[name]
+    assert code == EXPECTED[name]["exit_code"]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_readable_verdict_names_the_outcome_and_no_hidden_id(name: str) -> None:
+    code, out, _ = run("--show-messages", "--evidence", str(CORPUS), str(EXAMPLES / name))
+    assert code == EXPECTED[name]["exit_code"]
+    assert out.startswith(f"outcome: {EXPECTED[name]['outcome']}")
+    for hidden in HIDDEN_IDS:
+        assert hidden not in out
+
+
+def test_the_expected_file_covers_every_route() -> None:
+    outcomes = {v["outcome"] for v in EXPECTED.values()}
+    assert outcomes == {"grounded", "regenerate", "could_not_ground", "dead_letter"}
+    codes = {f["code"] for v in EXPECTED.values() for f in v.get("failures", [])}
+    assert {
+        "dangling_citation",
+        "published_status",
+        "uncited_claim",
+        "agent_no_grounding",
+        "malformed_output",
+    } <= codes
+    hedged = EXPECTED["answer_hedged_hidden_doc.json"]
+    assert [c["status"] for c in hedged["claims"]] == ["cited", "hedged"]
+    assert hedged["redacted"] == {"ids": 1, "occurrences": 2}
+    buried = EXPECTED["report_regenerate_buried_dangling.json"]["failures"]
+    assert buried == [
+        {"code": "dangling_citation", "path": "timeline[2].text", "citation": "EVT-599"}
+    ]

@@ -1,0 +1,280 @@
+"""``grounding-worker check``: the worker's verdict on one draft, without Kafka.
+
+For people building agent producers. The draft goes through exactly the worker's path —
+``parse_envelope``, ``prepare``, one evidence fetch, ``evaluate``, ``decide`` — so check and the
+worker cannot disagree. The report names failure codes with their field paths, claim statuses and
+how much would be redacted, as counts: a hidden citation's id never appears, because whoever runs
+check may not be the principal the draft is for.
+
+Decisions:
+
+- The draft is the first of its turn (state *open*). ``--attempt N`` overrides the envelope's
+  attempt (on an open turn, a failing attempt ≥ 1 ends could-not-ground); ``--after-regeneration``
+  evaluates it as the draft that answers a regenerate request (state *regenerating*, same
+  identity), where any failure is final.
+- A bare agent output (``--tenant`` and ``--user`` given) is wrapped in an envelope with
+  ``turn_id`` ``check-turn`` and ``draft_id`` ``check-draft``; a file that is not a JSON object is
+  taken as the model's raw text (canonicalized like a string ``output``).
+- An envelope is read as if its record key were its ``turn_id`` (what a correct producer sends).
+- Exit codes: 0 grounded; 1 regenerate or could-not-ground; 2 unusable input (unreadable file,
+  a dead-letter class, bad options); 3 the evidence stores could not be asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, NamedTuple
+
+import orjson
+
+from worker import __version__
+from worker.core.claim_status import unit_status
+from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
+from worker.core.evidence import HIDDEN, CitationRef, EvidenceRecord, Resolution
+from worker.core.policy import PolicyBook
+from worker.core.ports import EvidenceStore
+from worker.core.turns import OutTopic, TurnPhase, TurnState, decide
+from worker.core.verdict import Evaluation, Prepared, evaluate, prepare
+
+EXIT_GROUNDED = 0
+EXIT_NOT_GROUNDED = 1
+EXIT_UNUSABLE = 2
+EXIT_STORES_DOWN = 3
+BARE_TURN = "check-turn"
+BARE_DRAFT = "check-draft"
+PREVIOUS_DRAFT = "check-previous-draft"
+
+
+class BareOutput(NamedTuple):
+    """Who and what a bare agent output is for."""
+
+    tenant_id: str
+    user_id: str
+    groups: tuple[str, ...]
+    kind: str
+
+
+class CheckRequest(NamedTuple):
+    """One check."""
+
+    content: bytes
+    bare: BareOutput | None = None
+    attempt: int | None = None
+    after_regeneration: bool = False
+
+
+def to_record(request: CheckRequest) -> tuple[bytes | None, bytes]:
+    """The (key, value) the worker would consume for this request."""
+    if request.bare is None:
+        try:
+            obj = orjson.loads(request.content)
+        except orjson.JSONDecodeError:
+            obj = None
+        turn = obj.get("turn_id") if isinstance(obj, dict) else None
+        return (turn.encode("utf-8") if isinstance(turn, str) else None), request.content
+    b = request.bare
+    output: Any
+    try:
+        output = orjson.loads(request.content)
+    except orjson.JSONDecodeError:
+        output = None
+    if not isinstance(output, dict):
+        output = request.content.decode("utf-8", errors="replace")
+    envelope = {
+        "schema_version": 1,
+        "draft_id": BARE_DRAFT,
+        "turn_id": BARE_TURN,
+        "attempt": 0,
+        "tenant_id": b.tenant_id,
+        "principal": {"user_id": b.user_id, "groups": list(b.groups)},
+        "kind": b.kind,
+        "output": output,
+    }
+    return BARE_TURN.encode(), orjson.dumps(envelope)
+
+
+def _regenerating(draft: Draft, policy_version: str) -> TurnState:
+    """The state of a turn whose first draft (another one) asked for a regeneration."""
+    return TurnState(
+        phase=TurnPhase.REGENERATING,
+        turn_id=draft.turn_id,
+        tenant_id=draft.tenant_id,
+        user_id=draft.principal.user_id,
+        groups=tuple(sorted(set(draft.principal.groups))),
+        policy_version=policy_version,
+        first_draft_id=PREVIOUS_DRAFT,
+        first_attempt=0,
+        kind=draft.kind,
+        regenerate_draft_id=PREVIOUS_DRAFT,
+    )
+
+
+def _resolutions(evaluation: Evaluation) -> dict[CitationRef, Resolution]:
+    return {
+        CitationRef(row.kind, int(row.source_id)): row.resolution for row in evaluation.ledger_rows
+    }
+
+
+def report(
+    prepared: Prepared,
+    evaluation: Evaluation,
+    *,
+    outcome: str,
+    state: str,
+    policy: PolicyBook,
+    messages: list[dict[str, Any]] | None,
+) -> dict[str, Any]:
+    """The check report (the ``--json`` form). Hidden ids appear only as counts."""
+    draft = prepared.draft
+    resolutions = _resolutions(evaluation)
+    lost = policy.for_tenant(draft.tenant_id).lost_support
+    hidden = {ref for ref, r in resolutions.items() if r in HIDDEN}
+    by_resolution = Counter(r.value for r in resolutions.values())
+    body: dict[str, Any] = {
+        "outcome": outcome,
+        "exit_code": EXIT_GROUNDED if outcome == "grounded" else EXIT_NOT_GROUNDED,
+        "kind": draft.kind.value,
+        "tenant_id": draft.tenant_id,
+        "user_id": draft.principal.user_id,
+        "attempt": draft.attempt,
+        "state": state,
+        "failures": [
+            {"code": f.code.value, "path": f.path, "citation": f.citation}
+            for f in evaluation.failures
+        ],
+        "claims": [
+            {
+                "kind": u.kind.value,
+                "path": u.path,
+                "index": u.index,
+                "status": unit_status(u, resolutions, lost).value,
+            }
+            for u in prepared.units
+        ],
+        "citations": {r.value: by_resolution[r.value] for r in Resolution},
+        "redacted": {
+            "ids": len(hidden),
+            "occurrences": sum(1 for o in prepared.occurrences if o.ref in hidden),
+        },
+    }
+    if messages is not None:
+        body["messages"] = messages
+    return body
+
+
+def dead_letter_report(rejection: EnvelopeRejection) -> dict[str, Any]:
+    """The report of a draft the worker would dead-letter."""
+    return {
+        "outcome": "dead_letter",
+        "exit_code": EXIT_UNUSABLE,
+        "dead_letter_class": rejection.error_class,
+        "reason": rejection.message,
+    }
+
+
+async def check(
+    request: CheckRequest,
+    evidence: EvidenceStore,
+    policies: PolicyBook,
+    now: datetime,
+    *,
+    max_bytes: int,
+    show_messages: bool = False,
+) -> dict[str, Any]:
+    """The verdict on one draft (store faults propagate: the caller exits 3)."""
+    key, value = to_record(request)
+    parsed = parse_envelope(key, value, max_bytes=max_bytes)
+    if isinstance(parsed, EnvelopeRejection):
+        return dead_letter_report(parsed)
+    draft = parsed
+    if request.attempt is not None:
+        draft = draft.model_copy(update={"attempt": request.attempt})
+    policy = policies.for_tenant(draft.tenant_id)
+    prepared = prepare(draft, policy)
+    found: Mapping[CitationRef, EvidenceRecord] = {}
+    if prepared.refs_to_resolve:
+        found = await evidence.fetch(draft.tenant_id, prepared.refs_to_resolve)
+    evaluation = evaluate(prepared, found, policy, now)
+    state = _regenerating(draft, policy.version) if request.after_regeneration else None
+    decision = decide(state, prepared, evaluation, policy, now, __version__)
+    messages = None
+    if show_messages:
+        # The ledger records hidden ids by kind and id: it is never shown here.
+        messages = [
+            {"topic": o.topic.value, "value": orjson.loads(o.value)}
+            for o in decision.outbound
+            if o.topic is not OutTopic.LEDGER
+        ]
+    return report(
+        prepared,
+        evaluation,
+        outcome=decision.outcome,
+        state="regenerating" if request.after_regeneration else "open",
+        policy=policies,
+        messages=messages,
+    )
+
+
+def check_sync(
+    request: CheckRequest,
+    evidence: EvidenceStore,
+    policies: PolicyBook,
+    now: datetime,
+    *,
+    max_bytes: int,
+    show_messages: bool = False,
+) -> dict[str, Any]:
+    """``check`` for a synchronous caller."""
+    return asyncio.run(
+        check(request, evidence, policies, now, max_bytes=max_bytes, show_messages=show_messages)
+    )
+
+
+def readable(result: dict[str, Any]) -> list[str]:
+    """The report for people."""
+    if result["outcome"] == "dead_letter":
+        return [
+            f"outcome: dead_letter ({result['dead_letter_class']})",
+            f"  {result['reason']}",
+            "  the worker would not decide this draft; it would go to the dead-letter topic",
+        ]
+    where = (
+        "answer to a regenerate request"
+        if result["state"] == "regenerating"
+        else "first draft of the turn"
+    )
+    lines = [
+        f"outcome: {result['outcome']}  ({result['kind']}, {where}, attempt {result['attempt']},"
+        f" tenant {result['tenant_id']}, user {result['user_id']})"
+    ]
+    failures = result["failures"]
+    lines.append(f"failures: {len(failures)}")
+    for f in failures:
+        extra = f"  {f['citation']}" if f["citation"] else ""
+        lines.append(f"  {f['code']:<24} {f['path'] or '-'}{extra}")
+    claims = result["claims"]
+    counts = Counter(c["status"] for c in claims)
+    lines.append(
+        f"claims: {len(claims)}"
+        + (" (" + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + ")" if claims else "")
+    )
+    for c in claims:
+        unit = f"{c['path']} sentence {c['index'] + 1}" if c["kind"] == "sentence" else c["path"]
+        lines.append(f"  {unit:<40} {c['status']}")
+    cited = {k: v for k, v in result["citations"].items() if v}
+    lines.append(
+        f"citations: {sum(cited.values())} distinct"
+        + (" (" + ", ".join(f"{n} {r}" for r, n in cited.items()) + ")" if cited else "")
+    )
+    red = result["redacted"]
+    lines.append(
+        f"redacted for this reader: {red['ids']} source(s), {red['occurrences']} occurrence(s)"
+        " (ids not shown)"
+    )
+    for m in result.get("messages", []):
+        lines.append(f"message to {m['topic']}:")
+        lines.append("  " + orjson.dumps(m["value"], option=orjson.OPT_SORT_KEYS).decode())
+    return lines
