@@ -1,0 +1,195 @@
+"""``scripts/bench [--quick]``: run the end-to-end benchmark and print figures and ratios.
+
+Progress goes to stderr; the table and, last, ``ratio_vs_faust_passthrough=<x.xx>`` to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import random
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench_e2e import corpus, report, scenarios
+from worker.settings import Settings
+
+FRACTIONS = (0.25, 0.5, 0.8)
+
+
+def log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="scripts/bench", description=__doc__)
+    p.add_argument(
+        "--quick", action="store_true", help="short run (< 3 min): baselines and 1 tenant"
+    )
+    p.add_argument("--drafts", type=int, help="drafts per worker saturation run")
+    p.add_argument("--baseline-drafts", type=int, help="drafts per baseline saturation run")
+    p.add_argument("--latency-seconds", type=float, help="seconds of paced load per latency point")
+    p.add_argument("--tenants", type=int, default=50, help="tenants of the multi-tenant run")
+    p.add_argument("--batch-size", type=int, default=Settings.model_fields["batch_size"].default)
+    p.add_argument(
+        "--batch-wait-s", type=float, default=Settings.model_fields["batch_wait_s"].default
+    )
+    p.add_argument("--partitions", type=int, default=4)
+    p.add_argument("--no-profile", action="store_true", help="full run without the profiled pass")
+    p.add_argument("--out", type=Path, default=Path("bench-results"), help="results directory")
+    a = p.parse_args(argv)
+    a.drafts = a.drafts or (4000 if a.quick else 15000)
+    a.baseline_drafts = a.baseline_drafts or (10000 if a.quick else 30000)
+    a.latency_seconds = a.latency_seconds or (5.0 if a.quick else 20.0)
+    return a
+
+
+async def run(a: argparse.Namespace) -> dict[str, Any]:
+    settings = Settings()
+    started = datetime.now(UTC)
+    stamp = started.strftime("%Y%m%dT%H%M%SZ")
+    run_tag = f"{stamp[4:8]}{stamp[9:15]}{random.randrange(100):02d}"
+    bench = scenarios.Bench(
+        settings=settings,
+        run_tag=run_tag,
+        run_id=random.getrandbits(60) | 1,
+        out_dir=a.out.resolve() / f"run-{stamp}",
+        batch_size=a.batch_size,
+        batch_wait_s=a.batch_wait_s,
+        partitions=a.partitions,
+    )
+    doc: dict[str, Any] = {
+        "meta": {
+            "started": started.isoformat(timespec="seconds"),
+            "mode": "quick" if a.quick else "full",
+            "machine": report.machine(),
+            "git": report.git_revision(),
+            "kafka": settings.kafka_bootstrap_servers,
+        },
+        "settings": {
+            "batch_size": a.batch_size,
+            "batch_wait_s": a.batch_wait_s,
+            "partitions": a.partitions,
+            "worker_drafts": a.drafts,
+            "baseline_drafts": a.baseline_drafts,
+            "latency_seconds_per_point": a.latency_seconds,
+            "load_fractions": list(FRACTIONS),
+            "mix": "70% grounded, 15% regenerate, 5% could-not-ground, "
+            "5% hidden-doc redaction, 5% malformed",
+        },
+        "baselines": {},
+        "worker": {},
+    }
+    n_tenants = 1 if a.quick else a.tenants
+    base = 7 * 10**15 + random.randrange(10**6) * 10**6
+    evidence, rows = corpus.build(run_tag, n_tenants, base)
+    log(f"seeding {n_tenants} tenant(s): {sum(map(len, rows.values()))} evidence entries")
+    await corpus.seed(settings, rows)
+    one = evidence.tenants[:1]
+    try:
+        log(f"baseline: aiokafka consume->produce, {a.baseline_drafts} drafts")
+        doc["baselines"]["aiokafka_raw"] = await scenarios.saturation(
+            bench, "raw", "raw", one, a.baseline_drafts
+        )
+        log(f"  {doc['baselines']['aiokafka_raw']['throughput_per_s']} drafts/s")
+        log(f"baseline: Faust passthrough agent, {a.baseline_drafts} drafts")
+        doc["baselines"]["faust_passthrough"] = await scenarios.saturation(
+            bench, "faust", "faust", one, a.baseline_drafts
+        )
+        log(f"  {doc['baselines']['faust_passthrough']['throughput_per_s']} drafts/s")
+        groups = [("tenants_1", one)]
+        if not a.quick:
+            groups.append((f"tenants_{n_tenants}", evidence.tenants))
+        for key, tenants in groups:
+            log(f"worker saturation, {len(tenants)} tenant(s), {a.drafts} drafts")
+            sat = await scenarios.saturation(
+                bench, f"worker{len(tenants)}t", "worker", tenants, a.drafts
+            )
+            log(f"  {sat['throughput_per_s']} drafts/s, outcomes {sat.get('outcomes')}")
+            doc["worker"][key] = {"saturation": sat}
+            rate = sat["throughput_per_s"]
+            if rate:
+                log(f"worker latency at {FRACTIONS} of {rate}/s, {a.latency_seconds} s each")
+                pts = await scenarios.latency(
+                    bench,
+                    f"lat{len(tenants)}t",
+                    "worker",
+                    tenants,
+                    [f * rate for f in FRACTIONS],
+                    a.latency_seconds,
+                )
+                for f, p in zip(FRACTIONS, pts, strict=True):
+                    p["fraction"] = f
+                doc["worker"][key]["latency"] = pts
+                log("  p99 ms: " + ", ".join(f"{p['p99_ms']:.0f}" for p in pts))
+        if not a.quick:
+            await full_extras(a, bench, doc, one)
+    finally:
+        await corpus.remove(settings, evidence)
+    doc["meta"]["loadavg_at_end"] = list(os.getloadavg())
+    doc["meta"]["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+    report.finish(doc)
+    json_path = a.out / f"bench-{stamp}.json"
+    png_path = a.out / f"bench-{stamp}.png"
+    report.write(doc, json_path)
+    report.chart(doc, png_path)
+    doc["meta"]["files"] = {"json": str(json_path), "png": str(png_path)}
+    report.write(doc, json_path)
+    return doc
+
+
+async def full_extras(
+    a: argparse.Namespace, bench: scenarios.Bench, doc: dict[str, Any], one: Any
+) -> None:
+    """Passthrough latency at the worker's offered rates, scale-out, a repeat baseline, profile."""
+    rate = doc["worker"]["tenants_1"]["saturation"]["throughput_per_s"]
+    if rate:
+        log("Faust passthrough latency at the worker's offered rates")
+        pts = await scenarios.latency(
+            bench, "latfaust", "faust", one, [f * rate for f in FRACTIONS], a.latency_seconds
+        )
+        for f, p in zip(FRACTIONS, pts, strict=True):
+            p["fraction"] = f
+        doc["faust_passthrough_latency"] = pts
+    so: dict[str, Any] = {}
+    for k in (1, 2):
+        log(f"scale-out: {k} worker process(es), {a.partitions} partitions, {a.drafts} drafts")
+        so[f"processes_{k}"] = await scenarios.scale_out(bench, k, one, a.drafts)
+        log(f"  {so[f'processes_{k}']['throughput_per_s']} drafts/s")
+    so["ratio"] = report._ratio(
+        so["processes_2"]["throughput_per_s"], so["processes_1"]["throughput_per_s"]
+    )
+    doc["scale_out"] = so
+    log("baseline again (drift check): Faust passthrough")
+    doc["baselines_repeat"] = {
+        "faust_passthrough": await scenarios.saturation(
+            bench, "faust", "faust", one, a.baseline_drafts
+        )
+    }
+    if not a.no_profile:
+        log("profile: worker under pyinstrument, 1 tenant")
+        prof = await scenarios.saturation(bench, "profile", "profiled-worker", one, a.drafts)
+        doc["profile"] = {
+            "throughput_per_s_under_profiler": prof["throughput_per_s"],
+            "text": str(bench.out_dir / f"profile-{prof.get('log_name', 'profile-0')}.txt"),
+        }
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse(sys.argv[1:] if argv is None else argv)
+    # A fresh topic has no leader for a moment: the client retries and says so; that is no news.
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+    doc = asyncio.run(run(a))
+    print(report.table(doc))
+    print(f"results: {doc['meta']['files']['json']}  chart: {doc['meta']['files']['png']}")
+    print(f"ratio_vs_faust_passthrough={doc['ratio_vs_faust_passthrough'] or 0:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,129 @@
+"""The two baselines: forward every draft unchanged to one output topic, nothing else.
+
+    python -m bench_e2e.passthrough raw   IN OUT GROUP BATCH WAIT_S
+    python -m bench_e2e.passthrough faust IN OUT APP_ID BATCH WAIT_S WEB_PORT DATA_DIR
+
+``raw`` is a plain aiokafka consume -> produce loop; ``faust`` a do-nothing Faust agent with the
+worker's Faust settings (see ``worker.stream.app.build_app``): ``take_events`` batches of the same
+size and wait, raw bytes, at-least-once, acks=all, and each batch's sends acknowledged before the
+next batch, as the worker does. Together they are the transport's limit on this machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+MAX_DRAFT = 1024 * 1024
+FRAMING = 64 * 1024
+
+
+async def run_raw(src: str, dst: str, group: str, batch: int, wait_s: float) -> None:
+    """Consume -> produce, acknowledge the sends, commit about once a second."""
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer  # noqa: PLC0415 - per mode
+
+    from worker.settings import Settings  # noqa: PLC0415
+
+    bootstrap = Settings().kafka_bootstrap_servers
+    consumer = AIOKafkaConsumer(
+        src,
+        bootstrap_servers=bootstrap,
+        group_id=group,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        max_partition_fetch_bytes=2 * MAX_DRAFT + FRAMING,
+    )
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap, acks="all", max_request_size=4 * MAX_DRAFT + FRAMING
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await consumer.start()
+    await producer.start()
+    try:
+        last_commit = time.monotonic()
+        while not stop.is_set():
+            got = await consumer.getmany(timeout_ms=int(wait_s * 1000), max_records=batch)
+            futures = [
+                await producer.send(dst, m.value, key=m.key, headers=list(m.headers))
+                for msgs in got.values()
+                for m in msgs
+            ]
+            await asyncio.gather(*futures)
+            if futures and time.monotonic() - last_commit >= 1.0:
+                await consumer.commit()
+                last_commit = time.monotonic()
+    finally:
+        await consumer.stop()
+        await producer.stop()
+
+
+def run_faust(
+    src: str, dst: str, app_id: str, batch: int, wait_s: float, web_port: int, data_dir: str
+) -> None:
+    """A Faust app with the worker's settings and an agent that only forwards."""
+    import faust  # noqa: PLC0415 - per mode
+
+    from worker.settings import Settings  # noqa: PLC0415
+
+    settings = Settings()
+    app = faust.App(
+        app_id,
+        broker=f"kafka://{settings.kafka_bootstrap_servers}",
+        store="memory://",
+        autodiscover=False,
+        processing_guarantee="at_least_once",
+        topic_partitions=settings.topic_partitions,
+        topic_replication_factor=1,
+        table_standby_replicas=0,
+        consumer_auto_offset_reset="earliest",
+        consumer_max_fetch_size=2 * MAX_DRAFT + FRAMING,
+        producer_max_request_size=4 * MAX_DRAFT + FRAMING,
+        producer_acks=-1,
+        broker_commit_interval=1.0,
+        web_enabled=True,
+        web_port=web_port,
+        web_bind="127.0.0.1",
+        datadir=data_dir,
+    )
+    topic = app.topic(
+        src, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw"
+    )
+
+    @app.agent(topic, concurrency=1)
+    async def forward(stream: Any) -> AsyncIterator[None]:
+        async for events in stream.take_events(batch, within=wait_s):
+            futures = []
+            for e in events:
+                msg = e.message
+                futures.append(
+                    await app.producer.send(
+                        dst, msg.key, msg.value, None, None, list(msg.headers or ())
+                    )
+                )
+            await asyncio.gather(*futures)
+            yield None
+
+    faust.Worker(app, loglevel="WARNING", quiet=True).execute_from_commandline()
+
+
+def main(argv: list[str]) -> None:
+    mode, src, dst, name, batch, wait = argv[:6]
+    if mode == "raw":
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(run_raw(src, dst, name, int(batch), float(wait)))
+    elif mode == "faust":
+        run_faust(src, dst, name, int(batch), float(wait), int(argv[6]), argv[7])
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

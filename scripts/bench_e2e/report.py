@@ -1,0 +1,244 @@
+"""Figures out: the JSON document, the chart, the terminal table and the target check."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def machine() -> dict[str, Any]:
+    """nproc, CPU model, RAM and load: the context every figure needs."""
+    model = "unknown"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    mem_kb = 0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            mem_kb = int(line.split()[1])
+    return {
+        "nproc": len(os.sched_getaffinity(0)),
+        "cpu_model": model,
+        "ram_gib": round(mem_kb / 1024 / 1024, 1),
+        "python": platform.python_version(),
+        "loadavg_at_start": list(os.getloadavg()),
+    }
+
+
+def git_revision() -> dict[str, Any]:
+    """HEAD and whether worker/ has uncommitted changes (others edit the checkout too)."""
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(
+                ["git", *args], cwd=ROOT, capture_output=True, text=True, check=True, timeout=10
+            ).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    return {
+        "head": git("rev-parse", "--short", "HEAD"),
+        "worker_dirty": bool(git("status", "--porcelain", "worker")),
+    }
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0 or math.isnan(a) or math.isnan(b):
+        return None
+    return round(a / b, 3)
+
+
+def targets(doc: dict[str, Any]) -> dict[str, Any]:
+    """Each issue-7 target with its value and whether it is met (reported, never asserted)."""
+    w1 = doc["worker"]["tenants_1"]
+    out: dict[str, Any] = {
+        "throughput_vs_faust_passthrough": {
+            "target": ">= 0.6",
+            "value": doc["ratio_vs_faust_passthrough"],
+        },
+        "p99_ms_at_50pct_of_saturation": {
+            "target": "<= 100",
+            "value": next(
+                (p["p99_ms"] for p in w1.get("latency", []) if p["fraction"] == 0.5), None
+            ),
+        },
+        "store_queries_per_draft": {
+            "target": "<= 0.05",
+            "value": w1["saturation"].get("store_queries_per_draft"),
+        },
+    }
+    if "scale_out" in doc:
+        out["two_processes_vs_one"] = {"target": ">= 1.7", "value": doc["scale_out"].get("ratio")}
+    for t in out.values():
+        bound = float(t["target"].split()[1])
+        v = t["value"]
+        t["met"] = (
+            None if v is None else (v >= bound if t["target"].startswith(">=") else v <= bound)
+        )
+    return out
+
+
+def finish(doc: dict[str, Any]) -> None:
+    """Fill in the ratios and the target check."""
+    base = doc["baselines"]
+    faust = base["faust_passthrough"]["throughput_per_s"]
+    raw = base["aiokafka_raw"]["throughput_per_s"]
+    ratios: dict[str, Any] = {}
+    for key, section in doc["worker"].items():
+        tp = section["saturation"]["throughput_per_s"]
+        ratios[f"worker_{key}_vs_faust_passthrough"] = _ratio(tp, faust)
+        ratios[f"worker_{key}_vs_aiokafka_raw"] = _ratio(tp, raw)
+    ratios["faust_passthrough_vs_aiokafka_raw"] = _ratio(faust, raw)
+    doc["ratios"] = ratios
+    doc["ratio_vs_faust_passthrough"] = ratios["worker_tenants_1_vs_faust_passthrough"]
+    doc["targets"] = targets(doc)
+
+
+def _fmt(v: Any, spec: str = ".0f") -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return format(v, spec) if isinstance(v, int | float) else str(v)
+
+
+def _row(*cells: Any) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def table(doc: dict[str, Any]) -> str:
+    """The short Markdown table printed to the terminal (and pasted into docs/benchmarks.md)."""
+    faust = doc["baselines"]["faust_passthrough"]["throughput_per_s"]
+    lines = [
+        _row("run", "drafts/s", "× Faust passthrough", "store queries/draft", "peak RSS MiB"),
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, b in doc["baselines"].items():
+        tp = b["throughput_per_s"]
+        lines.append(
+            _row(name, _fmt(tp), _fmt(_ratio(tp, faust), ".2f"), "-", _fmt(b.get("peak_rss_mb")))
+        )
+    for section in doc["worker"].values():
+        s = section["saturation"]
+        tp = s["throughput_per_s"]
+        lines.append(
+            _row(
+                f"worker, {s['tenants']} tenant(s)",
+                _fmt(tp),
+                _fmt(_ratio(tp, faust), ".2f"),
+                _fmt(s.get("store_queries_per_draft"), ".4f"),
+                _fmt(s.get("peak_rss_mb")),
+            )
+        )
+    if "scale_out" in doc:
+        so = doc["scale_out"]
+        for k in ("processes_1", "processes_2"):
+            tp = so[k]["throughput_per_s"]
+            parts = doc["settings"]["partitions"]
+            name = f"worker ×{so[k]['processes']} process(es), {parts} partitions"
+            lines.append(_row(name, _fmt(tp), _fmt(_ratio(tp, faust), ".2f"), "-", "-"))
+    lines += [
+        "",
+        _row("run", "offered/s", "achieved/s", "p50 ms", "p95 ms", "p99 ms"),
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    series = [
+        (f"worker, {section['saturation']['tenants']} tenant(s)", section.get("latency", []))
+        for section in doc["worker"].values()
+    ]
+    series.append(("Faust passthrough", doc.get("faust_passthrough_latency", [])))
+    for name, points in series:
+        for p in points:
+            lines.append(
+                _row(
+                    f"{name}, {round(p['fraction'] * 100)} %",
+                    *(_fmt(p[k]) for k in ("offered_per_s", "achieved_per_s")),
+                    *(_fmt(p[k]) for k in ("p50_ms", "p95_ms", "p99_ms")),
+                )
+            )
+    lines += ["", "| target | value | met |", "|---|---:|---|"]
+    for name, t in doc["targets"].items():
+        met = {True: "yes", False: "**no**", None: "-"}[t["met"]]
+        lines.append(_row(f"{name} {t['target']}", _fmt(t["value"], ".3g"), met))
+    return "\n".join(lines)
+
+
+def chart(doc: dict[str, Any], path: Path) -> None:
+    """Throughput and latency against offered load, the baselines drawn in."""
+    import matplotlib  # noqa: PLC0415 - only when a chart is wanted
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=90)
+    colours = {"tenants_1": "tab:blue", "tenants_50": "tab:orange"}
+    for key, section in doc["worker"].items():
+        pts = section.get("latency", [])
+        label = f"worker, {section['saturation']['tenants']} tenant(s)"
+        c = colours.get(key, "tab:green")
+        sat = section["saturation"]["throughput_per_s"]
+        if pts:
+            ax1.plot(
+                [p["offered_per_s"] for p in pts],
+                [p["achieved_per_s"] for p in pts],
+                "o-",
+                color=c,
+                label=label,
+            )
+            for q, style in (("p50_ms", ":"), ("p95_ms", "--"), ("p99_ms", "-")):
+                ax2.plot(
+                    [p["offered_per_s"] for p in pts],
+                    [p[q] for p in pts],
+                    style,
+                    marker="o",
+                    color=c,
+                    label=f"{label} {q[:3]}",
+                )
+        if sat:
+            ax1.axhline(sat, color=c, linestyle=":", linewidth=1, label=f"{label} saturated")
+    fpts = doc.get("faust_passthrough_latency", [])
+    if fpts:
+        ax2.plot(
+            [p["offered_per_s"] for p in fpts],
+            [p["p99_ms"] for p in fpts],
+            "-",
+            marker="s",
+            color="grey",
+            label="Faust passthrough p99",
+        )
+    for name, style in (("faust_passthrough", "--"), ("aiokafka_raw", "-.")):
+        tp = doc["baselines"][name]["throughput_per_s"]
+        if tp:
+            ax1.axhline(tp, color="black", linestyle=style, linewidth=1, label=f"{name} saturated")
+    offered = [p["offered_per_s"] for s in doc["worker"].values() for p in s.get("latency", [])]
+    if offered:
+        lo, hi = min(offered) * 0.8, max(offered) * 1.1
+        ax1.plot([lo, hi], [lo, hi], color="lightgrey", linewidth=0.8, label="achieved = offered")
+    ax1.set_yscale("log")
+    ax1.set_xlabel("offered drafts/s")
+    ax1.set_ylabel("drafts/s (log)")
+    ax1.set_title("Throughput")
+    ax1.legend(fontsize=7, loc="center right")
+    ax2.axhline(100, color="red", linewidth=0.8, label="p99 target 100 ms")
+    ax2.set_xlabel("offered drafts/s")
+    ax2.set_ylabel("draft → output latency, ms")
+    ax2.set_yscale("log")
+    ax2.set_title("Latency (produce → output timestamps)")
+    ax2.legend(fontsize=7)
+    fig.suptitle(
+        f"grounding-worker e2e bench {doc['meta']['started']} ({doc['meta']['mode']})", fontsize=9
+    )
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def write(doc: dict[str, Any], json_path: Path) -> None:
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(doc, indent=2, default=str) + "\n")

@@ -1,0 +1,444 @@
+"""The measured scenarios: saturation, latency under open-loop load, scale-out, profile.
+
+Each scenario gets its own topics (``bench.<run>.<name>.*``) and Faust app id, so no consumer
+group, table or offset carries over; it stops every process it started and deletes its topics.
+Every wait is bounded in time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pymongo
+
+from bench_e2e import kafka_io
+from bench_e2e.corpus import TenantEvidence
+from bench_e2e.drafts import EXPECTED_ROLE, DraftRecord, MixGenerator
+from bench_e2e.procs import Proc, free_port, health, machine_cpu, python_argv, scrape
+from worker.settings import Settings
+
+SCRIPTS = Path(__file__).resolve().parent.parent
+#: Outputs before this fraction of a saturation run are the warm-up and are not timed.
+WARMUP_FRACTION = 0.05
+WORKER_METRICS = (
+    "grounding_store_fetch_seconds_count",
+    "grounding_store_fetch_seconds_sum",
+    "grounding_batch_size_count",
+    "grounding_batch_size_sum",
+    "grounding_drafts_total",
+    "grounding_dead_letters_total",
+)
+
+
+@dataclass
+class Bench:
+    """What every scenario shares: settings, the run's ids, where logs go."""
+
+    settings: Settings
+    run_tag: str
+    run_id: int
+    out_dir: Path
+    batch_size: int
+    batch_wait_s: float
+    partitions: int
+    names: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def bootstrap(self) -> str:
+        return self.settings.kafka_bootstrap_servers
+
+    def unique(self, name: str) -> str:
+        self.names[name] += 1
+        return f"{name}{self.names[name]}" if self.names[name] > 1 else name
+
+
+# --- figures -----------------------------------------------------------------------------------
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile of an already sorted list."""
+    if not sorted_values:
+        return float("nan")
+    rank = max(0, min(len(sorted_values) - 1, round(q / 100 * len(sorted_values) + 0.5) - 1))
+    return float(sorted_values[rank])
+
+
+def saturated_rate(out_ms: Sequence[int]) -> float:
+    """Outputs per second between the end of the warm-up and the last output."""
+    ts = sorted(out_ms)
+    k = int(len(ts) * WARMUP_FRACTION)
+    span = (ts[-1] - ts[k]) / 1000
+    return (len(ts) - 1 - k) / span if span > 0 else float("nan")
+
+
+def mongo_finds(url: str) -> tuple[int, int]:
+    """(find, getMore) commands the MongoDB-protocol server has run so far (serverStatus)."""
+    client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(
+        url, serverSelectionTimeoutMS=5000
+    )
+    try:
+        status = client.admin.command("serverStatus")
+    finally:
+        client.close()
+    commands = status.get("metrics", {}).get("commands", {})
+    if commands:  # FerretDB
+        return int(commands.get("find", {}).get("total", 0)), int(
+            commands.get("getMore", {}).get("total", 0)
+        )
+    counters = status.get("opcounters", {})  # MongoDB
+    return int(counters.get("query", 0)), int(counters.get("getmore", 0))
+
+
+async def pg_scans(dsn: str, tables: Sequence[str]) -> int:
+    """Scans (sequential + index) of the evidence tables so far: one per query the worker ran."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute("SELECT pg_stat_clear_snapshot()")
+        value = await conn.fetchval(
+            "SELECT coalesce(sum(coalesce(seq_scan, 0) + coalesce(idx_scan, 0)), 0)"
+            " FROM pg_stat_user_tables WHERE relname = ANY($1::text[])",
+            list(tables),
+        )
+        return int(value)
+    finally:
+        await conn.close()
+
+
+# --- processes -----------------------------------------------------------------------------------
+
+
+def _env(extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GW_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SCRIPTS), env.get("PYTHONPATH")]))
+    env.update(extra)
+    return env
+
+
+def start_system(
+    bench: Bench, system: str, settings: Settings, app_id: str, log_name: str
+) -> tuple[Proc, int]:
+    """Start ``worker``, ``profiled-worker``, ``faust`` (passthrough) or ``raw`` (passthrough)."""
+    port = free_port()
+    data_dir = bench.out_dir / "data" / log_name
+    data_dir.mkdir(parents=True, exist_ok=True)
+    topics = settings.topics
+    log_path = bench.out_dir / "logs" / f"{log_name}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    gw = {
+        "GW_APP_ID": app_id,
+        "GW_WEB_PORT": str(port),
+        "GW_DATA_DIR": str(data_dir),
+        "GW_TOPIC_PARTITIONS": str(settings.topic_partitions),
+        "GW_BATCH_SIZE": str(bench.batch_size),
+        "GW_BATCH_WAIT_S": str(bench.batch_wait_s),
+        **{f"GW_TOPICS__{f.upper()}": getattr(topics, f) for f in type(topics).model_fields},
+    }
+    if system == "worker":
+        argv = python_argv("-m", "worker.cli", "run")
+    elif system == "profiled-worker":
+        argv = python_argv(
+            "-m", "bench_e2e.profile_worker", str(bench.out_dir / f"profile-{log_name}.txt")
+        )
+    elif system == "faust":
+        argv = python_argv(
+            "-m", "bench_e2e.passthrough", "faust", topics.drafts, topics.validated, app_id,
+            str(bench.batch_size), str(bench.batch_wait_s), str(port), str(data_dir),
+        )  # fmt: skip
+    elif system == "raw":
+        argv = python_argv(
+            "-m", "bench_e2e.passthrough", "raw", topics.drafts, topics.validated, app_id,
+            str(bench.batch_size), str(bench.batch_wait_s),
+        )  # fmt: skip
+    else:
+        raise ValueError(system)
+    return Proc(log_name, argv, _env(gw), log_path), port
+
+
+def output_topics(system: str, settings: Settings) -> list[str]:
+    t = settings.topics
+    if system in ("worker", "profiled-worker"):
+        return [t.validated, t.regenerate, t.could_not_ground, t.dlq]
+    return [t.validated]
+
+
+async def wait_outputs(
+    collector: kafka_io.Collector, procs: Sequence[Proc], indices: Sequence[int], timeout_s: float
+) -> bool:
+    """Wait for every output while checking that the processes are still alive."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for p in procs:
+            p.check_alive()
+        if await collector.wait_for(indices, timeout_s=min(2.0, deadline - time.monotonic())):
+            return True
+    return False
+
+
+class Scenario:
+    """Topics, collector and processes of one scenario; ``async with`` cleans everything up."""
+
+    def __init__(self, bench: Bench, name: str, system: str, partitions: int | None = None):
+        self.bench = bench
+        self.name = bench.unique(name)
+        self.system = system
+        self.prefix = f"bench.{bench.run_tag}.{self.name}"
+        self.app_id = f"bench-{bench.run_tag}-{self.name}"
+        self.settings = kafka_io.scenario_settings(
+            bench.settings, self.prefix, partitions or bench.partitions
+        )
+        self.collector = kafka_io.Collector(
+            bench.bootstrap, output_topics(system, self.settings), bench.run_id
+        )
+        self.procs: list[Proc] = []
+        self.ports: list[int] = []
+
+    async def __aenter__(self) -> Scenario:
+        await kafka_io.make_topics(self.settings)
+        await self.collector.start()
+        return self
+
+    def start(self, system: str | None = None) -> Proc:
+        n = len(self.procs)
+        proc, port = start_system(
+            self.bench, system or self.system, self.settings, self.app_id, f"{self.name}-{n}"
+        )
+        self.procs.append(proc)
+        self.ports.append(port)
+        return proc
+
+    def stop_all(self) -> None:
+        for p in self.procs:
+            p.stop()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.stop_all()
+        await self.collector.stop()
+        with contextlib.suppress(Exception):
+            await kafka_io.delete_topics(self.bench.bootstrap, [self.prefix, self.app_id])
+        shutil.rmtree(self.bench.out_dir / "data", ignore_errors=True)
+
+    async def drafts_in(self, records: Sequence[DraftRecord]) -> kafka_io.Sent:
+        return await kafka_io.produce_all(
+            self.bench.bootstrap, self.settings.topics.drafts, records
+        )
+
+    def role_counts(self, indices: Sequence[int]) -> dict[str, int]:
+        t = self.settings.topics
+        role = {
+            t.validated: "validated",
+            t.regenerate: "regenerate",
+            t.could_not_ground: "could_not_ground",
+            t.dlq: "dlq",
+        }
+        got = Counter(
+            role[self.collector.seen[i].topic] for i in indices if i in self.collector.seen
+        )
+        return dict(got)
+
+
+# --- saturation -------------------------------------------------------------------------------
+
+
+async def saturation(
+    bench: Bench,
+    name: str,
+    system: str,
+    tenants: tuple[TenantEvidence, ...],
+    n: int,
+) -> dict[str, Any]:
+    """Pre-load ``n`` drafts, start one consumer, time the outputs (warm-up trimmed)."""
+    gen = MixGenerator(tenants, bench.run_id)
+    records = gen.take(n)
+    expected = Counter(EXPECTED_ROLE[r.category] for r in records)
+    indices = [r.index for r in records]
+    async with Scenario(bench, name, system) as sc:
+        await sc.drafts_in(records)
+        evidence_tables = [bench.settings.observations_table, bench.settings.events_table]
+        scans_before = await pg_scans(
+            bench.settings.postgres_dsn.get_secret_value(), evidence_tables
+        )
+        mongo_url = bench.settings.mongo_url.get_secret_value()
+        finds_before = mongo_finds(mongo_url)
+        busy0, total0 = machine_cpu()
+        t_start = time.time()
+        proc = sc.start()
+        complete = await wait_outputs(sc.collector, sc.procs, indices, timeout_s=max(120, n / 20))
+        busy1, total1 = machine_cpu()
+        metrics = scrape(sc.ports[0], WORKER_METRICS) if "worker" in system else {}
+        batches = (health(sc.ports[0]) or {}).get("batches") if "worker" in system else None
+        cpu_s = proc.cpu_seconds() or 0.0
+        rss = proc.peak_rss_mb()
+        sc.stop_all()
+        out_ms = [sc.collector.seen[i].timestamp_ms for i in indices if i in sc.collector.seen]
+        result: dict[str, Any] = {
+            "system": system,
+            "log_name": proc.name,
+            "tenants": len(tenants),
+            "drafts": n,
+            "outputs_seen": len(out_ms),
+            "complete": complete,
+            "throughput_per_s": round(saturated_rate(out_ms), 1) if len(out_ms) > 20 else None,
+            "start_to_last_output_s": round(max(out_ms) / 1000 - t_start, 2) if out_ms else None,
+            "first_output_after_s": round(min(out_ms) / 1000 - t_start, 2) if out_ms else None,
+            "process_cpu_s": round(cpu_s, 2),
+            "peak_rss_mb": round(rss, 1) if rss else None,
+            "machine_cpu_busy": round((busy1 - busy0) / max(1.0, total1 - total0), 3),
+        }
+        if out_ms:
+            span = max(out_ms) / 1000 - t_start
+            result["process_cpu_share"] = round(cpu_s / span, 3) if span > 0 else None
+        if "worker" in system:
+            await asyncio.sleep(0.5)  # the backends' exit flushed their statistics
+            scans = (
+                await pg_scans(bench.settings.postgres_dsn.get_secret_value(), evidence_tables)
+                - scans_before
+            )
+            finds = mongo_finds(mongo_url)
+            mongo_queries = finds[0] - finds_before[0]
+            fetches = metrics.get("grounding_store_fetch_seconds_count")
+            result |= {
+                "outcomes": sc.role_counts(indices),
+                "expected_outcomes": dict(expected),
+                "batches": batches,
+                "mean_batch_size": round(n / batches, 1) if batches else None,
+                "postgres_queries": scans,
+                "mongo_queries": mongo_queries,
+                "mongo_get_mores": finds[1] - finds_before[1],
+                "store_queries_per_draft": round((scans + mongo_queries) / n, 4),
+                # None when the worker's /metrics page does not answer.
+                "store_fetch_calls": int(fetches) if fetches else None,
+                "mean_store_fetch_ms": round(
+                    1000 * metrics["grounding_store_fetch_seconds_sum"] / fetches, 2
+                )
+                if fetches
+                else None,
+            }
+        return result
+
+
+# --- latency under an open-loop load ------------------------------------------------------------
+
+
+async def latency(
+    bench: Bench,
+    name: str,
+    system: str,
+    tenants: tuple[TenantEvidence, ...],
+    rates: Sequence[float],
+    seconds: float,
+) -> list[dict[str, Any]]:
+    """One consumer; for each offered rate, a paced producer for ``seconds``; latency per draft."""
+    gen = MixGenerator(tenants, bench.run_id)
+    points = []
+    async with Scenario(bench, name, system) as sc:
+        sc.start()
+        warm = gen.take(40, categories=["grounded"])
+        await sc.drafts_in(warm)
+        if not await wait_outputs(sc.collector, sc.procs, [r.index for r in warm], 180):
+            raise RuntimeError(f"{sc.name}: no output for the warm-up drafts within 180 s")
+        for rate in rates:
+            count = max(20, int(rate * seconds))
+            records = gen.take(count)
+            indices = [r.index for r in records]
+            sent = await kafka_io.produce_paced(
+                bench.bootstrap, sc.settings.topics.drafts, records, rate
+            )
+            complete = await wait_outputs(sc.collector, sc.procs, indices, seconds + 120)
+            lat = sorted(
+                sc.collector.seen[i].timestamp_ms - sent.append_ms[i]
+                for i in indices
+                if i in sc.collector.seen
+            )
+            out_ms = [sc.collector.seen[i].timestamp_ms for i in indices if i in sc.collector.seen]
+            first_in = min(sent.append_ms.values())
+            points.append(
+                {
+                    "offered_per_s": round(rate, 1),
+                    "sent_per_s": round(count / max(1e-3, sent.last_send_s - sent.first_send_s), 1),
+                    "achieved_per_s": round(
+                        len(out_ms) / max(1e-3, (max(out_ms) - first_in) / 1000), 1
+                    )
+                    if out_ms
+                    else None,
+                    "drafts": count,
+                    "complete": complete,
+                    "p50_ms": percentile(lat, 50),
+                    "p95_ms": percentile(lat, 95),
+                    "p99_ms": percentile(lat, 99),
+                    "max_ms": float(lat[-1]) if lat else None,
+                }
+            )
+            await asyncio.sleep(1.0)
+        if "worker" in system:
+            rss = sc.procs[0].peak_rss_mb()
+            for p in points:
+                p["peak_rss_mb"] = round(rss, 1) if rss else None
+    return points
+
+
+# --- scale-out -----------------------------------------------------------------------------------
+
+
+async def wait_assigned(sc: Scenario, partitions: int, timeout_s: float = 180) -> None:
+    """Until every worker owns partitions and together they own all, twice in a row."""
+    deadline = time.monotonic() + timeout_s
+    stable = 0
+    while time.monotonic() < deadline:
+        for p in sc.procs:
+            p.check_alive()
+        docs = [health(port) for port in sc.ports]
+        owned = [set(d.get("assigned_partitions", [])) if d else set() for d in docs]
+        if (
+            all(owned)
+            and set().union(*owned) == set(range(partitions))
+            and sum(map(len, owned)) == partitions
+        ):
+            stable += 1
+            if stable >= 3:
+                return
+        else:
+            stable = 0
+        await asyncio.sleep(1.0)
+    raise RuntimeError(f"{sc.name}: partitions not assigned to every worker within {timeout_s} s")
+
+
+async def scale_out(
+    bench: Bench, processes: int, tenants: tuple[TenantEvidence, ...], n: int
+) -> dict[str, Any]:
+    """``processes`` workers in one group; a burst of ``n`` drafts once the group is stable."""
+    gen = MixGenerator(tenants, bench.run_id)
+    async with Scenario(bench, f"scale{processes}", "worker") as sc:
+        for _ in range(processes):
+            sc.start()
+        await wait_assigned(sc, sc.settings.topic_partitions)
+        warm = gen.take(80, categories=["grounded"])
+        await sc.drafts_in(warm)
+        if not await wait_outputs(sc.collector, sc.procs, [r.index for r in warm], 120):
+            raise RuntimeError(f"{sc.name}: no output for the warm-up drafts")
+        records = gen.take(n)
+        indices = [r.index for r in records]
+        cpu0 = [p.cpu_seconds() or 0.0 for p in sc.procs]
+        t0 = time.time()
+        await sc.drafts_in(records)
+        complete = await wait_outputs(sc.collector, sc.procs, indices, max(120, n / 20))
+        cpu = [round((p.cpu_seconds() or 0.0) - c, 2) for p, c in zip(sc.procs, cpu0, strict=True)]
+        out_ms = [sc.collector.seen[i].timestamp_ms for i in indices if i in sc.collector.seen]
+        span = max(out_ms) / 1000 - t0 if out_ms else float("nan")
+        return {
+            "processes": processes,
+            "drafts": n,
+            "complete": complete,
+            "throughput_per_s": round(saturated_rate(out_ms), 1) if len(out_ms) > 20 else None,
+            "process_cpu_s": cpu,
+            "process_cpu_share": [round(c / span, 3) for c in cpu] if span > 0 else None,
+        }

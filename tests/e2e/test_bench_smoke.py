@@ -1,0 +1,66 @@
+"""The end-to-end benchmark's quickest path runs and reports in the agreed shape.
+
+Only the shape is checked (the JSON's keys, the ratio line): a time is never asserted, since
+figures on a shared machine are noise; ``scripts/bench`` prints them next to a baseline instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.e2e
+
+
+def test_quick_bench_writes_figures_and_ratio_line(
+    kafka_bootstrap: str, postgres_dsn: str, mongo_url: str, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GW_")}
+    env |= {
+        "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
+        "POSTGRES_DSN": postgres_dsn,
+        "MONGO_URL": mongo_url,
+    }
+    done = subprocess.run(
+        [
+            str(ROOT / "scripts" / "bench"),
+            "--quick",
+            "--drafts",
+            "200",
+            "--baseline-drafts",
+            "300",
+            "--latency-seconds",
+            "1",
+            "--out",
+            str(tmp_path),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    last = done.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r"ratio_vs_faust_passthrough=\d+\.\d\d", last), last
+
+    [result] = tmp_path.glob("bench-*.json")
+    doc = json.loads(result.read_text())
+    assert {"meta", "settings", "baselines", "worker", "ratios", "targets"} <= doc.keys()
+    assert {"aiokafka_raw", "faust_passthrough"} <= doc["baselines"].keys()
+    worker = doc["worker"]["tenants_1"]
+    assert {"throughput_per_s", "store_queries_per_draft", "peak_rss_mb"} <= worker[
+        "saturation"
+    ].keys()
+    assert worker["saturation"]["outputs_seen"] == 200
+    assert [p["fraction"] for p in worker["latency"]] == [0.25, 0.5, 0.8]
+    assert {"p50_ms", "p95_ms", "p99_ms"} <= worker["latency"][0].keys()
+    assert doc["ratio_vs_faust_passthrough"] is not None
+    assert list(tmp_path.glob("bench-*.png"))
