@@ -154,7 +154,10 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
 @app.command()
 def check(  # noqa: PLR0917 - one parameter per documented option
     draft: Annotated[
-        Path, typer.Argument(help="A draft envelope (or, with --tenant/--user, a bare output).")
+        Path,
+        typer.Argument(
+            help="A draft envelope file, - for stdin (with --tenant/--user: a bare output)."
+        ),
     ],
     evidence: Annotated[
         Path | None,
