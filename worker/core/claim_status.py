@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from worker.core.citations import Tokens
 from worker.core.claims import ClaimUnit, UnitKind
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceKind, Resolution
 from worker.core.policy import LostSupportPolicy
@@ -76,17 +77,26 @@ class _Hidden(NamedTuple):
     refs: frozenset[CitationRef]
     #: Matches exactly the tokens of ``refs`` (leading zeros included): a cheap pre-filter.
     pattern: re.Pattern[str]
+    #: The draft's token memo (``None``: scan each string that needs it).
+    tokens: Tokens | None = None
 
 
-def _hidden(refs: frozenset[CitationRef]) -> _Hidden:
+def _hidden(refs: frozenset[CitationRef], tokens: Tokens | None = None) -> _Hidden:
     alternatives = "|".join(sorted(f"{ref.kind.value}-0*{ref.id}" for ref in refs))
-    return _Hidden(refs, re.compile(rf"\[(?:{alternatives})\]" if refs else "(?!)"))
+    return _Hidden(refs, re.compile(rf"\[(?:{alternatives})\]" if refs else "(?!)"), tokens)
+
+
+def _remove(text: str, hidden: _Hidden) -> str:
+    """``remove_tokens`` with the memo's tokens (overlong ones are never hidden, so the memo,
+    which leaves them out, finds every token there is to remove)."""
+    found = None if hidden.tokens is None else hidden.tokens(text)
+    return remove_tokens(text, hidden.refs, found)
 
 
 def _scrub(value: Any, hidden: _Hidden) -> Any:
     """Every string without hidden tokens; structure otherwise unchanged (depth <= 64)."""
     if isinstance(value, str):
-        return remove_tokens(value, hidden.refs) if hidden.pattern.search(value) else value
+        return _remove(value, hidden) if hidden.pattern.search(value) else value
     if isinstance(value, dict):
         return {k: _scrub(v, hidden) for k, v in value.items()}
     if isinstance(value, list):
@@ -109,8 +119,12 @@ def redact_output(
     verdicts: Sequence[UnitVerdict],
     hidden_refs: frozenset[CitationRef],
     hedge_sentence: str,
+    tokens: Tokens | None = None,
 ) -> dict[str, Any]:
-    """The agent output as it may be shown to the principal (contract §3.5, §3.7)."""
+    """The agent output as it may be shown to the principal (contract §3.5, §3.7).
+
+    ``tokens``: the draft's token memo, if any (saves rescanning the strings).
+    """
     spans: list[tuple[int, int, str]] = []
     items: dict[tuple[str, int], UnitStatus] = {}
     for unit, status in verdicts:
@@ -125,12 +139,14 @@ def redact_output(
                 items[(match.group(1), int(match.group(2)))] = status
     if not hidden_refs and not spans and not items:
         return output
-    hidden = _hidden(hidden_refs)
+    hidden = _hidden(hidden_refs, tokens)
     out: dict[str, Any] = {}
     for key, value in output.items():
         if key == "answer_markdown" and isinstance(value, str):
-            text = replace_spans(value, sorted(spans)) if spans else value
-            out[key] = remove_tokens(text, hidden_refs)
+            if spans:
+                out[key] = remove_tokens(replace_spans(value, sorted(spans)), hidden_refs)
+            else:
+                out[key] = _remove(value, hidden)
         elif key == "citations" and isinstance(value, list):
             out[key] = _visible_entries(value, hidden)
         elif key in _STRUCTURED_LISTS and isinstance(value, list):

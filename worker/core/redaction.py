@@ -24,19 +24,26 @@ Overlong tokens (see ``citations``) are tokens too: ``remove_all_tokens`` remove
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Container, Sequence
 
-from worker.core.citations import scan_tokens
+from worker.core.citations import TOKEN_RE, scan_tokens
 from worker.core.evidence import CitationRef
 
 _HSPACE = " \t"
 _CLOSING = ".,;:!?)"
 
 
-def remove_tokens(text: str, hidden: Container[CitationRef]) -> str:
-    """``text`` without the tokens of ``hidden`` refs; no new token is ever formed."""
-    cuts = [(t.start, t.end, "") for t in scan_tokens(text) if _hidden(t.ref, hidden)]
+def remove_tokens(
+    text: str,
+    hidden: Container[CitationRef],
+    tokens: Sequence[tuple[CitationRef | None, int, int]] | None = None,
+) -> str:
+    """``text`` without the tokens of ``hidden`` refs; no new token is ever formed.
+
+    ``tokens``: the tokens of ``text`` (``RawToken``/``TokenMatch``) when the caller has them.
+    """
+    found = scan_tokens(text) if tokens is None else tokens
+    cuts = [(t[1], t[2], "") for t in found if _hidden(t[0], hidden)]
     return replace_spans(text, cuts) if cuts else text
 
 
@@ -112,19 +119,26 @@ def _tidy_before(pieces: list[str], text: str, end: int) -> None:
 
 
 def _guard(pieces: list[str]) -> str:
-    """Join ``pieces``; break with a space every token that straddles a junction between pieces."""
+    """Join ``pieces``; break with a space every token that straddles a junction between pieces.
+
+    A token holds one ``[``, its first character. So the only token that can have junction ``j``
+    as the first junction it straddles starts at the last ``[`` in ``[previous junction, j)``:
+    one bounded ``rfind`` and one anchored match per junction (linear overall, no rescan).
+    """
     joined = "".join(pieces)
-    junctions: list[int] = []
+    breaks: list[int] = []
     offset = 0
+    previous = 0
     for piece in pieces[:-1]:
         offset += len(piece)
-        if not junctions or junctions[-1] != offset:
-            junctions.append(offset)
-    breaks: list[int] = []
-    for token in scan_tokens(joined):
-        i = bisect_right(junctions, token.start)
-        if i < len(junctions) and junctions[i] < token.end:
-            breaks.append(junctions[i])
+        if offset == previous:  # an empty piece: the same junction again (or the start)
+            continue
+        start = joined.rfind("[", previous, offset)
+        if start >= 0:
+            token = TOKEN_RE.match(joined, start)
+            if token is not None and token.end() > offset:
+                breaks.append(offset)
+        previous = offset
     if not breaks:
         return joined
     out: list[str] = []

@@ -47,6 +47,7 @@ from worker.core.messages import (
     cap_reasons,
     rfc3339,
     to_json_bytes,
+    trusted,
 )
 from worker.core.outputs import DraftKind
 from worker.core.policy import TenantPolicy
@@ -127,7 +128,8 @@ def _groups(groups: tuple[str, ...]) -> tuple[str, ...]:
 
 def _ledger(prepared: Prepared, ev: Evaluation, outcome: LedgerOutcome, version: str) -> str:
     d = prepared.draft
-    batch = LedgerBatch.model_construct(
+    batch = trusted(
+        LedgerBatch,
         event_id=ledger_event_id(d.tenant_id, d.turn_id, d.draft_id),
         turn_id=d.turn_id,
         draft_id=d.draft_id,
@@ -143,7 +145,7 @@ def _ledger(prepared: Prepared, ev: Evaluation, outcome: LedgerOutcome, version:
 def _cng_reasons(ev: Evaluation) -> list[ReasonOut]:
     seen: dict[tuple[str, str | None], ReasonOut] = {}
     for f in ev.failures:
-        seen.setdefault((f.code, f.path), ReasonOut.model_construct(code=f.code, path=f.path))
+        seen.setdefault((f.code, f.path), trusted(ReasonOut, code=f.code, path=f.path))
     return list(seen.values())
 
 
@@ -163,7 +165,8 @@ def _terminal(
     message: GroundedAnswer | CouldNotGround
     if ev.grounded and ev.redacted_output is not None:
         outcome, topic = LedgerOutcome.GROUNDED, OutTopic.VALIDATED
-        message = GroundedAnswer.model_construct(
+        message = trusted(
+            GroundedAnswer,
             event_id=event_id,
             turn_id=d.turn_id,
             draft_id=d.draft_id,
@@ -180,7 +183,8 @@ def _terminal(
     else:
         outcome, topic = LedgerOutcome.COULD_NOT_GROUND, OutTopic.COULD_NOT_GROUND
         reasons, truncated = cap_reasons(_cng_reasons(ev))
-        message = CouldNotGround.model_construct(
+        message = trusted(
+            CouldNotGround,
             event_id=event_id,
             turn_id=d.turn_id,
             draft_id=d.draft_id,
@@ -217,7 +221,8 @@ def _regenerate(
     d = prepared.draft
     deadline = now + timedelta(seconds=policy.regeneration_deadline_s)
     reasons, truncated = cap_reasons(ev.failures)
-    request = RegenerateRequest.model_construct(
+    request = trusted(
+        RegenerateRequest,
         event_id=regenerate_event_id(base.tenant_id, d.turn_id),
         turn_id=d.turn_id,
         draft_id=d.draft_id,
@@ -317,7 +322,8 @@ def on_deadline(
         return Decision(state, (), None, "unchanged")
     if state.deadline is None or tick_time < state.deadline:
         return Decision(state, (), None, "unchanged")
-    message = CouldNotGround.model_construct(
+    message = trusted(
+        CouldNotGround,
         event_id=terminal_event_id(state.tenant_id, turn_id),
         turn_id=turn_id,
         draft_id=state.regenerate_draft_id or state.first_draft_id,
@@ -326,7 +332,7 @@ def on_deadline(
         user_id=state.user_id,
         kind=state.kind,
         attempts=state.attempts_decided,
-        reasons=(ReasonOut.model_construct(code=FailureCode.REGENERATION_TIMEOUT, path=None),),
+        reasons=(trusted(ReasonOut, code=FailureCode.REGENERATION_TIMEOUT, path=None),),
         reasons_truncated=None,
         policy_version=state.policy_version,
         at=rfc3339(now),

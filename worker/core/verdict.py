@@ -46,7 +46,14 @@ from worker.core.evidence import (
     resolve,
 )
 from worker.core.failures import Failure, FailureCode
-from worker.core.messages import CitationKey, CitationOut, ClaimOut, GroundingStatus, LedgerRow
+from worker.core.messages import (
+    CitationKey,
+    CitationOut,
+    ClaimOut,
+    GroundingStatus,
+    LedgerRow,
+    trusted,
+)
 from worker.core.outputs import SCHEMA_FIELDS, validate_output
 from worker.core.policy import TenantPolicy
 from worker.core.quotes import check_quote
@@ -208,10 +215,11 @@ def _claims_out(
             cited = [r for r in unit.refs if resolutions[r] is Resolution.RESOLVED]
             for r in cited:
                 if r not in keys:
-                    keys[r] = CitationKey.model_construct(kind=r.kind, id=r.id)
+                    keys[r] = trusted(CitationKey, kind=r.kind, id=r.id)
             redact = hidden and not hidden.isdisjoint(unit.refs)
             out.append(
-                ClaimOut.model_construct(
+                trusted(
+                    ClaimOut,
                     text=remove_tokens(unit.text, hidden) if redact else unit.text,
                     citations=tuple(keys[r] for r in cited),
                     grounding_status=GroundingStatus.CITED,
@@ -219,8 +227,11 @@ def _claims_out(
             )
         elif status is UnitStatus.HEDGED:
             out.append(
-                ClaimOut.model_construct(
-                    text=hedge_sentence, citations=(), grounding_status=GroundingStatus.HEDGED
+                trusted(
+                    ClaimOut,
+                    text=hedge_sentence,
+                    citations=(),
+                    grounding_status=GroundingStatus.HEDGED,
                 )
             )
     return tuple(out)
@@ -308,7 +319,8 @@ def evaluate(
     failures.sort(key=lambda f: _CODE_ORDER[f.code])
 
     citations = tuple(
-        CitationOut.model_construct(
+        trusted(
+            CitationOut,
             kind=ref.kind,
             id=ref.id,
             title=evidence[ref].title if ref.kind is EvidenceKind.DOC else None,
@@ -319,7 +331,8 @@ def evaluate(
         if state is Resolution.RESOLVED
     )
     ledger_rows = tuple(
-        LedgerRow.model_construct(
+        trusted(
+            LedgerRow,
             kind=ref.kind,
             source_id=str(ref.id),
             resolution=state,
@@ -332,7 +345,9 @@ def evaluate(
         failures=tuple(failures),
         no_grounding=no_grounding,
         refused=refused,
-        redacted_output=redact_output(output, verdicts, hidden, policy.hedge_sentence),
+        redacted_output=redact_output(
+            output, verdicts, hidden, policy.hedge_sentence, prepared.tokens
+        ),
         claims=_claims_out(verdicts, resolutions, hidden, policy.hedge_sentence),
         citations=citations,
         ledger_rows=ledger_rows,

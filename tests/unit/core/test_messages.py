@@ -7,13 +7,18 @@ import uuid
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from pydantic import BaseModel
 
 from worker.core.evidence import EvidenceKind, Principal, QuoteCheck, Resolution
 from worker.core.failures import Failure, FailureCode
 from worker.core.ids import ledger_event_id, regenerate_event_id, terminal_event_id
 from worker.core.messages import (
     MAX_REASONS,
+    CitationKey,
+    CitationOut,
+    ClaimOut,
     CouldNotGround,
+    GroundingStatus,
     LedgerBatch,
     LedgerOutcome,
     LedgerRow,
@@ -22,6 +27,7 @@ from worker.core.messages import (
     cap_reasons,
     rfc3339,
     to_json_bytes,
+    trusted,
 )
 from worker.core.outputs import DraftKind
 
@@ -155,3 +161,48 @@ def test_could_not_ground_reasons_have_code_and_path_only() -> None:
     assert doc["schema_version"] == 1
     assert doc["reasons"] == [{"code": "regeneration_timeout"}]
     assert "attempt" not in doc
+
+
+@pytest.mark.parametrize(
+    ("cls", "values"),
+    [
+        (CitationKey, {"kind": EvidenceKind.OBS, "id": 3}),
+        (CitationOut, {"kind": EvidenceKind.DOC, "id": 9, "title": "T", "quote": None}),
+        (ClaimOut, {"text": "x", "citations": (), "grounding_status": GroundingStatus.HEDGED}),
+        (
+            LedgerRow,
+            {
+                "kind": EvidenceKind.EVT,
+                "source_id": "7",
+                "resolution": Resolution.RESOLVED,
+                "quote_check": QuoteCheck.NONE,
+                "paths": ("a",),
+            },
+        ),
+        (ReasonOut, {"code": FailureCode.REGENERATION_TIMEOUT, "path": None}),
+        (
+            CouldNotGround,
+            {
+                "event_id": "e",
+                "turn_id": "t",
+                "draft_id": "d",
+                "tenant_id": "acme",
+                "user_id": "u",
+                "kind": DraftKind.ANSWER,
+                "attempts": 1,
+                "reasons": (),
+                "policy_version": "p",
+                "at": "now",
+            },
+        ),
+    ],
+)
+def test_trusted_builds_what_model_construct_builds(
+    cls: type[BaseModel], values: dict[str, object]
+) -> None:
+    """The core's cheap constructor: same fields (in order), defaults and fields-set."""
+    fast, slow = trusted(cls, **values), cls.model_construct(**values)
+    assert fast == slow
+    assert list(fast.__dict__.items()) == list(slow.__dict__.items())
+    assert fast.model_fields_set == slow.model_fields_set
+    assert to_json_bytes(fast) == to_json_bytes(slow)

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 import hypothesis
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.core.citations import MAX_ID_DIGITS
+from worker.core.citations import MAX_ID_DIGITS, scan_tokens
 from worker.core.evidence import CitationRef, EvidenceKind
-from worker.core.redaction import remove_all_tokens, remove_tokens, replace_spans
+from worker.core.redaction import _guard, remove_all_tokens, remove_tokens, replace_spans
 
 OBS, DOC, EVT = EvidenceKind.OBS, EvidenceKind.DOC, EvidenceKind.EVT
 DOC7 = CitationRef(DOC, 7)
@@ -163,3 +164,38 @@ def test_replace_spans_keeps_exactly_the_outside_and_replacement_tokens(
         cursor = end
     expected += tokens(text[cursor:])
     assert tokens(replace_spans(text, edits)) == expected
+
+
+def reference_guard(pieces: list[str]) -> str:
+    """The junction guard as first written: rescan the joined text, break straddling tokens."""
+    joined = "".join(pieces)
+    junctions: list[int] = []
+    offset = 0
+    for piece in pieces[:-1]:
+        offset += len(piece)
+        if not junctions or junctions[-1] != offset:
+            junctions.append(offset)
+    breaks = []
+    for token in scan_tokens(joined):
+        i = bisect_right(junctions, token.start)
+        if i < len(junctions) and junctions[i] < token.end:
+            breaks.append(junctions[i])
+    out, cursor = [], 0
+    for at in breaks:
+        out += [joined[cursor:at], " "]
+        cursor = at
+    return "".join([*out, joined[cursor:]])
+
+
+@given(st.lists(st.text(alphabet="[OBS-DOC]1 x", max_size=8), max_size=8))
+@settings(max_examples=1000, deadline=None)
+def test_guard_breaks_what_a_full_rescan_breaks(pieces: list[str]) -> None:
+    assert _guard(pieces) == reference_guard(pieces)
+
+
+@given(st.text(alphabet=ALPHABET, max_size=200), HIDDEN_SETS)
+@settings(max_examples=300, deadline=None)
+def test_remove_tokens_with_the_callers_tokens_is_the_same(
+    text: str, hidden: frozenset[CitationRef]
+) -> None:
+    assert remove_tokens(text, hidden, scan_tokens(text)) == remove_tokens(text, hidden)
