@@ -273,7 +273,9 @@ def decide(  # noqa: PLR0917 -- the agreed call shape of the worker loop
     del worker_version
     d = prepared.draft
     if state is None:
-        base = TurnState(
+        # Built from the parsed draft's checked fields: no need to validate them again.
+        base = trusted(
+            TurnState,
             phase=TurnPhase.REGENERATING,  # replaced below; a base is never stored as is
             turn_id=d.turn_id,
             tenant_id=d.tenant_id,

@@ -6,6 +6,7 @@ import json
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
 
+import orjson
 import pytest
 from pydantic import BaseModel
 
@@ -206,3 +207,29 @@ def test_trusted_builds_what_model_construct_builds(
     assert list(fast.__dict__.items()) == list(slow.__dict__.items())
     assert fast.model_fields_set == slow.model_fields_set
     assert to_json_bytes(fast) == to_json_bytes(slow)
+
+
+def test_to_json_bytes_writes_what_a_json_mode_dump_writes() -> None:
+    """Enums and tuples are left to orjson: the bytes are those of pydantic's JSON mode."""
+    row = trusted(
+        LedgerRow,
+        kind=EvidenceKind.DOC,
+        source_id="9",
+        resolution=Resolution.ACL_REDACTED,
+        quote_check=QuoteCheck.TOLERANT,
+        paths=("citations[0]", "answer_markdown"),
+    )
+    batch = trusted(
+        LedgerBatch,
+        event_id="e",
+        turn_id="t",
+        draft_id="d",
+        attempt=0,
+        tenant_id="acme",
+        outcome=LedgerOutcome.GROUNDED,
+        policy_version="p",
+        rows=(row, row),
+    )
+    for message in (row, batch):
+        data = message.model_dump(mode="json", exclude_none=True)
+        assert to_json_bytes(message) == orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
