@@ -4,7 +4,8 @@
 
 The benchmark stops it with SIGTERM once every output is in; Faust then shuts down and returns,
 and the profile covers the whole life of the process (start-up included, so read the agent's
-subtree).
+subtree). The session is saved next to it
+(``.pyisession``) for ``pyinstrument --load FILE --show-all``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,11 @@ def main(out: Path) -> None:
             run_worker(Settings())
     finally:
         profiler.stop()
-        out.write_text(profiler.output_text(unicode=True, color=False, show_all=False))
+        tree = profiler.output_text(unicode=True, color=False, show_all=False)
+        out.write_text(tree)
+        # The whole session, library frames included, for `pyinstrument --load`.
+        if profiler.last_session is not None:
+            profiler.last_session.save(str(out.with_suffix(".pyisession")))
 
 
 if __name__ == "__main__":
