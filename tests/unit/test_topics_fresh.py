@@ -36,7 +36,7 @@ def test_every_asyncapi_payload_reference_exists() -> None:
         for m in doc["components"]["messages"].values()
         if "$ref" in m["payload"]
     ]
-    assert len(refs) == 5
+    assert len(refs) == 5  # every topic but the DLQ and the replay log has a JSON Schema
     missing = [r for r in refs if not (ROOT / "topics" / r).resolve().is_file()]
     assert not missing
 

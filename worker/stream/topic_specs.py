@@ -26,6 +26,7 @@ class TopicRole(StrEnum):
     COULD_NOT_GROUND = "could_not_ground"
     LEDGER = "ledger"
     DLQ = "dlq"
+    REPLAY_LOG = "replay_log"
 
 
 class TopicSpec(NamedTuple):
@@ -52,11 +53,16 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
     n, rf = settings.topic_partitions, settings.topic_replication_factor
 
     def spec(  # noqa: PLR0917 - a local constructor, read positionally in the table below
-        role: TopicRole, name: str, config: dict[str, str], by: str, what: str, schema: str | None
+        role: TopicRole,
+        name: str,
+        config: dict[str, str],
+        by: str,
+        what: str,
+        schema: str | None,
+        partitions: int = n,
     ) -> TopicSpec:
-        return TopicSpec(
-            role, name, n, rf, {"cleanup.policy": "delete", **config}, by, what, schema
-        )
+        config = {"cleanup.policy": "delete", **config}
+        return TopicSpec(role, name, partitions, rf, config, by, what, schema)
 
     return [
         spec(
@@ -113,5 +119,16 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
             "worker",
             "What could not be processed: original bytes plus dlq.* headers; replayed by on-call.",
             None,
+        ),
+        spec(
+            TopicRole.REPLAY_LOG,
+            settings.replay_log,
+            # Compacted, and kept a week longer than the DLQ, so a key is forgotten only after
+            # its dead letter is gone (see worker/tools/replay_log.py).
+            {"cleanup.policy": "compact,delete", "retention.ms": str(35 * DAY_MS)},
+            "grounding-worker replay",
+            "Dead letters already replayed, keyed <partition>:<offset>, written after the ack.",
+            None,
+            partitions=1,
         ),
     ]

@@ -4,21 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Collection
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
 from worker.settings import Settings
-from worker.stream.topic_specs import topic_specs
+from worker.stream.topic_specs import TopicRole, topic_specs
 
 
-async def create_topics(settings: Settings) -> list[str]:
-    """Create every missing topic; return the names created (empty when all existed)."""
+async def create_topics(settings: Settings, only: Collection[TopicRole] | None = None) -> list[str]:
+    """Create every missing topic (or those of ``only``); return the names created."""
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap_servers)
     await admin.start()
     try:
         existing = set(await admin.list_topics())
-        wanted = [s for s in topic_specs(settings) if s.name not in existing]
+        wanted = [
+            s
+            for s in topic_specs(settings)
+            if s.name not in existing and (only is None or s.role in only)
+        ]
         if not wanted:
             return []
         new = [

@@ -16,19 +16,15 @@ keeps the tool independent of the evidence stores (it runs during a store outage
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable
 from typing import Any
 
 import orjson
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
 
 from worker.settings import Settings
+from worker.stream.topic_specs import TopicRole
+from worker.stream.topics_admin import create_topics
 from worker.tools.kafka_batch import partitions_of, read_to_end
-
-DAY_MS = 24 * 3600 * 1000
-LOG_RETENTION_MS = 35 * DAY_MS
 
 
 def log_key(partition: int, offset: int) -> str:
@@ -90,22 +86,5 @@ async def read_log(consumer: Any, settings: Settings) -> set[tuple[int, int]]:
 
 
 async def ensure_log_topic(settings: Settings) -> None:
-    """Create the log topic if it is missing (idempotent)."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap_servers)
-    await admin.start()
-    try:
-        if settings.replay_log in set(await admin.list_topics()):
-            return
-        topic = NewTopic(
-            name=settings.replay_log,
-            num_partitions=1,
-            replication_factor=settings.topic_replication_factor,
-            topic_configs={
-                "cleanup.policy": "compact,delete",
-                "retention.ms": str(LOG_RETENTION_MS),
-            },
-        )
-        with contextlib.suppress(TopicAlreadyExistsError):
-            await admin.create_topics([topic])
-    finally:
-        await admin.close()
+    """Create the log topic if it is missing (idempotent); it is declared in ``topic_specs``."""
+    await create_topics(settings, only={TopicRole.REPLAY_LOG})
