@@ -16,13 +16,16 @@ Decisions:
   Omitting removes the span or the array item. Hidden entries leave every structured array and
   hidden tokens leave every string, whatever the unit's status.
 - A draft with no hidden citation and nothing hedged or omitted publishes the agent's own dict
-  unchanged (no copy).
+  unchanged (no copy). Otherwise only what changes is rebuilt: a top-level value, or an item of a
+  unit list, that holds no hidden citation and is neither hedged nor omitted is the agent's own
+  object (the caller names where hidden citations are, from the occurrences it extracted; every
+  string of the output was scanned there, so nothing else can hold a hidden token).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -33,6 +36,8 @@ from worker.core.policy import LostSupportPolicy
 from worker.core.redaction import remove_tokens, replace_spans
 
 _ITEM = re.compile(r"^(claims|sections|timeline)\[(\d+)\]")
+#: The top-level key of a path, and the list index right after it if any (``claims[2].text``).
+_TOP = re.compile(r"([^.\[]*)(?:\[(\d+)\])?")
 _TEXT_FIELD = {"claims": "text", "sections": "body_markdown", "timeline": "text"}
 _STRUCTURED_LISTS = ("claims", "sections", "timeline")
 
@@ -114,16 +119,31 @@ def _visible_entries(entries: Sequence[Any], hidden: _Hidden) -> list[Any]:
     return [_scrub(e, hidden) for e in entries if _entry_ref(e) not in hidden.refs]
 
 
-def redact_output(
+def hidden_places(paths: Iterable[str]) -> set[str | tuple[str, int]]:
+    """Where the citations at ``paths`` sit: each top-level key, and ``(key, index)`` for an
+    item of a top-level list (``claims[2].citations[0]`` -> ``claims``, ``("claims", 2)``)."""
+    places: set[str | tuple[str, int]] = set()
+    for path in paths:
+        match = _TOP.match(path)
+        if match is not None:
+            places.add(match[1])
+            if match[2] is not None:
+                places.add((match[1], int(match[2])))
+    return places
+
+
+def redact_output(  # noqa: PLR0917 -- optional helpers from the verdict
     output: dict[str, Any],
     verdicts: Sequence[UnitVerdict],
     hidden_refs: frozenset[CitationRef],
     hedge_sentence: str,
     tokens: Tokens | None = None,
+    places: Container[str | tuple[str, int]] | None = None,
 ) -> dict[str, Any]:
     """The agent output as it may be shown to the principal (contract §3.5, §3.7).
 
-    ``tokens``: the draft's token memo, if any (saves rescanning the strings).
+    ``tokens``: the draft's token memo, if any (saves rescanning the strings). ``places``: the
+    ``hidden_places`` of every occurrence of a hidden ref; ``None`` means anywhere (all rebuilt).
     """
     spans: list[tuple[int, int, str]] = []
     items: dict[tuple[str, int], UnitStatus] = {}
@@ -141,7 +161,12 @@ def redact_output(
         return output
     hidden = _hidden(hidden_refs, tokens)
     out: dict[str, Any] = {}
+    acted = {key for key, _ in items}
     for key, value in output.items():
+        untouched = key not in acted and (key != "answer_markdown" or not spans)
+        if untouched and places is not None and key not in places:
+            out[key] = value  # nothing hidden in it, nothing hedged or omitted
+            continue
         if key == "answer_markdown" and isinstance(value, str):
             if spans:
                 out[key] = remove_tokens(replace_spans(value, sorted(spans)), hidden_refs)
@@ -154,6 +179,9 @@ def redact_output(
             for index, item in enumerate(value):
                 action = items.get((key, index))
                 if action is UnitStatus.OMITTED:
+                    continue
+                if action is None and places is not None and (key, index) not in places:
+                    kept.append(item)
                     continue
                 new = {
                     k: _visible_entries(v, hidden) if k == "citations" else _scrub(v, hidden)

@@ -33,7 +33,13 @@ from typing import Any, NamedTuple
 
 from worker.core.canonical import Malformed, canonicalize
 from worker.core.citations import Occurrence, Tokens, extract, find_overlong_ids
-from worker.core.claim_status import UnitStatus, UnitVerdict, redact_output, unit_status
+from worker.core.claim_status import (
+    UnitStatus,
+    UnitVerdict,
+    hidden_places,
+    redact_output,
+    unit_status,
+)
 from worker.core.claims import ClaimUnit, UnitKind, claim_units
 from worker.core.envelope import Draft
 from worker.core.evidence import (
@@ -346,7 +352,14 @@ def evaluate(
         no_grounding=no_grounding,
         refused=refused,
         redacted_output=redact_output(
-            output, verdicts, hidden, policy.hedge_sentence, prepared.tokens
+            output,
+            verdicts,
+            hidden,
+            policy.hedge_sentence,
+            prepared.tokens,
+            hidden_places(o.path for o in prepared.occurrences if o.ref in hidden)
+            if hidden
+            else None,
         ),
         claims=_claims_out(verdicts, resolutions, hidden, policy.hedge_sentence),
         citations=citations,
