@@ -45,7 +45,14 @@ from worker.core.messages import (
     ReasonOut,
     RegenerateRequest,
     cap_reasons,
+    claims_wire,
+    failure_wire,
+    ledger_wire,
+    message_bytes,
+    principal_wire,
+    reason_wire,
     rfc3339,
+    sources_wire,
     to_json_bytes,
     trusted,
 )
@@ -126,9 +133,9 @@ def _groups(groups: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(set(groups)))
 
 
-def _ledger(prepared: Prepared, ev: Evaluation, outcome: LedgerOutcome, version: str) -> str:
+def _ledger(prepared: Prepared, ev: Evaluation, outcome: LedgerOutcome, version: str) -> bytes:
     d = prepared.draft
-    batch = trusted(
+    return message_bytes(
         LedgerBatch,
         event_id=ledger_event_id(d.tenant_id, d.turn_id, d.draft_id),
         turn_id=d.turn_id,
@@ -137,20 +144,26 @@ def _ledger(prepared: Prepared, ev: Evaluation, outcome: LedgerOutcome, version:
         tenant_id=d.tenant_id,
         outcome=outcome,
         policy_version=version,
-        rows=ev.ledger_rows,
+        rows=ledger_wire(ev.ledger_rows),
     )
-    return to_json_bytes(batch).decode("utf-8")
 
 
-def _cng_reasons(ev: Evaluation) -> list[ReasonOut]:
-    seen: dict[tuple[str, str | None], ReasonOut] = {}
+def _cng_reasons(ev: Evaluation) -> list[dict[str, object]]:
+    """``ReasonOut`` dumps, deduplicated on (code, path)."""
+    seen: dict[tuple[str, str | None], dict[str, object]] = {}
     for f in ev.failures:
-        seen.setdefault((f.code, f.path), trusted(ReasonOut, code=f.code, path=f.path))
+        key = (f.code, f.path)
+        if key not in seen:
+            seen[key] = reason_wire(f.code, f.path)
     return list(seen.values())
 
 
 def _out(topic: OutTopic, turn_id: str, text: str | None) -> tuple[Outbound, ...]:
     return () if text is None else (Outbound(topic, turn_id, text.encode("utf-8")),)
+
+
+def _sent(topic: OutTopic, turn_id: str, value: bytes) -> Outbound:
+    return Outbound(topic, turn_id, value)
 
 
 def _terminal(
@@ -162,10 +175,9 @@ def _terminal(
     d = prepared.draft
     event_id = terminal_event_id(base.tenant_id, d.turn_id)
     attempts = base.attempts_decided + 1
-    message: GroundedAnswer | CouldNotGround
     if ev.grounded and ev.redacted_output is not None:
         outcome, topic = LedgerOutcome.GROUNDED, OutTopic.VALIDATED
-        message = trusted(
+        event = message_bytes(
             GroundedAnswer,
             event_id=event_id,
             turn_id=d.turn_id,
@@ -175,15 +187,15 @@ def _terminal(
             user_id=base.user_id,
             kind=d.kind,
             output=ev.redacted_output,
-            claims=ev.claims,
-            citations=ev.citations,
+            claims=claims_wire(ev.claims),
+            citations=sources_wire(ev.citations),
             policy_version=base.policy_version,
             validated_at=rfc3339(now),
         )
     else:
         outcome, topic = LedgerOutcome.COULD_NOT_GROUND, OutTopic.COULD_NOT_GROUND
         reasons, truncated = cap_reasons(_cng_reasons(ev))
-        message = trusted(
+        event = message_bytes(
             CouldNotGround,
             event_id=event_id,
             turn_id=d.turn_id,
@@ -198,20 +210,19 @@ def _terminal(
             policy_version=base.policy_version,
             at=rfc3339(now),
         )
-    event = to_json_bytes(message).decode("utf-8")
     ledger = _ledger(prepared, ev, outcome, base.policy_version)
     state = base.model_copy(
         update={
             "phase": TurnPhase.TERMINAL,
             "deciding_draft_id": d.draft_id,
-            "terminal_event": event,
+            "terminal_event": event.decode("utf-8"),
             "terminal_topic": topic,
-            "terminal_ledger": ledger,
+            "terminal_ledger": ledger.decode("utf-8"),
             "attempts_decided": attempts,
             "ended_at": now,
         }
     )
-    outbound = _out(topic, d.turn_id, event) + _out(OutTopic.LEDGER, d.turn_id, ledger)
+    outbound = (_sent(topic, d.turn_id, event), _sent(OutTopic.LEDGER, d.turn_id, ledger))
     return Decision(state, outbound, None, outcome.value)
 
 
@@ -221,33 +232,35 @@ def _regenerate(
     d = prepared.draft
     deadline = now + timedelta(seconds=policy.regeneration_deadline_s)
     reasons, truncated = cap_reasons(ev.failures)
-    request = trusted(
+    request = message_bytes(
         RegenerateRequest,
         event_id=regenerate_event_id(base.tenant_id, d.turn_id),
         turn_id=d.turn_id,
         draft_id=d.draft_id,
         tenant_id=base.tenant_id,
-        principal=d.principal,
+        principal=principal_wire(d.principal),
         kind=d.kind,
-        reasons=reasons,
+        reasons=[failure_wire(f) for f in reasons],
         reasons_truncated=truncated,
         previous_output=ev.redacted_output,
         policy_version=base.policy_version,
         deadline=rfc3339(deadline),
     )
-    text = to_json_bytes(request).decode("utf-8")
     ledger = _ledger(prepared, ev, LedgerOutcome.REGENERATE, base.policy_version)
     state = base.model_copy(
         update={
             "phase": TurnPhase.REGENERATING,
             "regenerate_draft_id": d.draft_id,
-            "regenerate_request": text,
-            "regenerate_ledger": ledger,
+            "regenerate_request": request.decode("utf-8"),
+            "regenerate_ledger": ledger.decode("utf-8"),
             "deadline": deadline,
             "attempts_decided": base.attempts_decided + 1,
         }
     )
-    outbound = _out(OutTopic.REGENERATE, d.turn_id, text) + _out(OutTopic.LEDGER, d.turn_id, ledger)
+    outbound = (
+        _sent(OutTopic.REGENERATE, d.turn_id, request),
+        _sent(OutTopic.LEDGER, d.turn_id, ledger),
+    )
     return Decision(state, outbound, None, "regenerate")
 
 

@@ -52,14 +52,7 @@ from worker.core.evidence import (
     resolve,
 )
 from worker.core.failures import Failure, FailureCode
-from worker.core.messages import (
-    CitationKey,
-    CitationOut,
-    ClaimOut,
-    GroundingStatus,
-    LedgerRow,
-    trusted,
-)
+from worker.core.messages import ClaimValue, GroundingStatus, LedgerValue, SourceValue
 from worker.core.outputs import SCHEMA_FIELDS, validate_output
 from worker.core.policy import TenantPolicy
 from worker.core.quotes import check_quote
@@ -74,6 +67,8 @@ _QUOTE_RANK = {
     QuoteCheck.MISMATCH: 3,
 }
 _VISIBLE_SOURCE = frozenset({Resolution.RESOLVED, Resolution.NOT_IN_RETRIEVAL})
+#: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.
+_new = tuple.__new__
 
 
 class Prepared(NamedTuple):
@@ -102,12 +97,12 @@ class Evaluation(NamedTuple):
     refused: bool
     #: The output after redaction; ``None`` when it could not be parsed or validated.
     redacted_output: dict[str, Any] | None
-    #: Cited and hedged units (omitted ones are absent), text after redaction.
-    claims: tuple[ClaimOut, ...]
-    #: One per distinct visible resolved (kind, id), in order of first citation.
-    citations: tuple[CitationOut, ...]
-    #: One per distinct cited (kind, id), hidden and dangling included.
-    ledger_rows: tuple[LedgerRow, ...]
+    #: Cited and hedged units (omitted ones are absent), text after redaction: ``ClaimOut``s.
+    claims: tuple[ClaimValue, ...]
+    #: One per distinct visible resolved (kind, id), in order of first citation: ``CitationOut``s.
+    citations: tuple[SourceValue, ...]
+    #: One per distinct cited (kind, id), hidden and dangling included: ``LedgerRow``s.
+    ledger_rows: tuple[LedgerValue, ...]
 
     @property
     def grounded(self) -> bool:
@@ -210,36 +205,21 @@ def _quotes(
 
 def _claims_out(
     verdicts: list[UnitVerdict],
-    resolutions: Mapping[CitationRef, Resolution],
+    resolved: frozenset[CitationRef],
     hidden: frozenset[CitationRef],
     hedge_sentence: str,
-) -> tuple[ClaimOut, ...]:
-    out: list[ClaimOut] = []
-    keys: dict[CitationRef, CitationKey] = {}
+) -> tuple[ClaimValue, ...]:
+    out: list[ClaimValue] = []
+    hedged = _new(ClaimValue, (hedge_sentence, (), GroundingStatus.HEDGED))
     for unit, status in verdicts:
         if status is UnitStatus.CITED:
-            cited = [r for r in unit.refs if resolutions[r] is Resolution.RESOLVED]
-            for r in cited:
-                if r not in keys:
-                    keys[r] = trusted(CitationKey, kind=r.kind, id=r.id)
-            redact = hidden and not hidden.isdisjoint(unit.refs)
-            out.append(
-                trusted(
-                    ClaimOut,
-                    text=remove_tokens(unit.text, hidden) if redact else unit.text,
-                    citations=tuple(keys[r] for r in cited),
-                    grounding_status=GroundingStatus.CITED,
-                )
-            )
+            refs = unit.refs
+            cited = tuple([r for r in refs if r in resolved])
+            redact = hidden and not hidden.isdisjoint(refs)
+            text = remove_tokens(unit.text, hidden) if redact else unit.text
+            out.append(_new(ClaimValue, (text, cited, GroundingStatus.CITED)))
         elif status is UnitStatus.HEDGED:
-            out.append(
-                trusted(
-                    ClaimOut,
-                    text=hedge_sentence,
-                    citations=(),
-                    grounding_status=GroundingStatus.HEDGED,
-                )
-            )
+            out.append(hedged)
     return tuple(out)
 
 
@@ -324,28 +304,32 @@ def evaluate(
         )
     failures.sort(key=lambda f: _CODE_ORDER[f.code])
 
+    resolved = frozenset(r for r, s in resolutions.items() if s is Resolution.RESOLVED)
+    none = QuoteCheck.NONE
     citations = tuple(
-        trusted(
-            CitationOut,
-            kind=ref.kind,
-            id=ref.id,
-            title=evidence[ref].title if ref.kind is EvidenceKind.DOC else None,
-            quote=first_quote.get(ref),
-            quote_check=worst.get(ref, QuoteCheck.NONE),
-        )
-        for ref, state in resolutions.items()
-        if state is Resolution.RESOLVED
+        [
+            _new(
+                SourceValue,
+                (
+                    ref.kind,
+                    ref.id,
+                    evidence[ref].title if ref.kind is EvidenceKind.DOC else None,
+                    first_quote.get(ref),
+                    worst.get(ref, none),
+                ),
+            )
+            for ref, state in resolutions.items()
+            if state is Resolution.RESOLVED
+        ]
     )
     ledger_rows = tuple(
-        trusted(
-            LedgerRow,
-            kind=ref.kind,
-            source_id=str(ref.id),
-            resolution=state,
-            quote_check=worst.get(ref, QuoteCheck.NONE),
-            paths=tuple(paths[ref]),
-        )
-        for ref, state in resolutions.items()
+        [
+            _new(
+                LedgerValue,
+                (ref.kind, str(ref.id), state, worst.get(ref, none), tuple(paths[ref])),
+            )
+            for ref, state in resolutions.items()
+        ]
     )
     return Evaluation(
         failures=tuple(failures),
@@ -361,7 +345,7 @@ def evaluate(
             if hidden
             else None,
         ),
-        claims=_claims_out(verdicts, resolutions, hidden, policy.hedge_sentence),
+        claims=_claims_out(verdicts, resolved, hidden, policy.hedge_sentence),
         citations=citations,
         ledger_rows=ledger_rows,
     )

@@ -16,6 +16,28 @@ from random_outputs import output
 
 from worker.core.claim_status import UnitVerdict, redact_output, unit_status
 from worker.core.evidence import HIDDEN, resolve
+from worker.core.messages import (
+    CitationKey,
+    CitationOut,
+    ClaimOut,
+    CouldNotGround,
+    GroundedAnswer,
+    LedgerBatch,
+    LedgerOutcome,
+    LedgerRow,
+    ReasonOut,
+    RegenerateRequest,
+    cap_reasons,
+    claims_wire,
+    failure_wire,
+    ledger_wire,
+    message_bytes,
+    principal_wire,
+    reason_wire,
+    sources_wire,
+    to_json_bytes,
+)
+from worker.core.outputs import DraftKind
 from worker.core.policy import LostSupportPolicy, TenantPolicy
 from worker.core.verdict import evaluate, prepare
 
@@ -48,3 +70,62 @@ def test_redaction_rebuilds_only_where_hidden_refs_are(r: random.Random) -> None
     ]
     everything = redact_output(prepared.output, verdicts, hidden, policy.hedge_sentence)
     assert ev.redacted_output == everything
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_messages_written_from_plain_values_are_the_models_bytes(r: random.Random) -> None:
+    draft, policy = _draft(r)
+    prepared = prepare(draft, policy)
+    ev = evaluate(prepared, lookup(draft.tenant_id, prepared.refs_to_resolve), policy, NOW)
+    claims = tuple(
+        ClaimOut(
+            text=c.text,
+            citations=tuple(CitationKey(kind=k.kind, id=k.id) for k in c.citations),
+            grounding_status=c.grounding_status,
+        )
+        for c in ev.claims
+    )
+    sources = tuple(CitationOut(**c._asdict()) for c in ev.citations)
+    rows = tuple(LedgerRow(**row._asdict()) for row in ev.ledger_rows)
+    common = {"event_id": "e", "turn_id": "t", "draft_id": "d", "tenant_id": "acme"}
+    answer = {"attempt": 0, "user_id": "u", "kind": DraftKind.ANSWER, "policy_version": "p"}
+    output = ev.redacted_output or {}
+    assert message_bytes(
+        GroundedAnswer,
+        **common,
+        **answer,
+        output=output,
+        claims=claims_wire(ev.claims),
+        citations=sources_wire(ev.citations),
+        validated_at="now",
+    ) == to_json_bytes(
+        GroundedAnswer(
+            **common, **answer, output=output, claims=claims, citations=sources, validated_at="now"
+        )
+    )
+    batch = {**common, "attempt": 1, "outcome": LedgerOutcome.REGENERATE, "policy_version": "p"}
+    assert message_bytes(LedgerBatch, **batch, rows=ledger_wire(ev.ledger_rows)) == to_json_bytes(
+        LedgerBatch(**batch, rows=rows)
+    )
+    reasons, truncated = cap_reasons(ev.failures)
+    request = {
+        **common,
+        "kind": DraftKind.REPORT,
+        "reasons_truncated": truncated,
+        "previous_output": ev.redacted_output,
+        "policy_version": "p",
+        "deadline": "later",
+    }
+    assert message_bytes(
+        RegenerateRequest,
+        **request,
+        principal=principal_wire(draft.principal),
+        reasons=[failure_wire(f) for f in reasons],
+    ) == to_json_bytes(RegenerateRequest(**request, principal=draft.principal, reasons=reasons))
+    event = {**answer, **common, "attempts": 2, "reasons_truncated": truncated, "at": "now"}
+    assert message_bytes(
+        CouldNotGround, **event, reasons=[reason_wire(f.code, f.path) for f in reasons]
+    ) == to_json_bytes(
+        CouldNotGround(**event, reasons=tuple(ReasonOut(code=f.code, path=f.path) for f in reasons))
+    )
