@@ -98,9 +98,14 @@ def build_app(
         value_serializer="raw",
         partitions=settings.topic_partitions,
     )
+    # key_type/value_type as well as the schema: Faust derives the changelog topic's serializers
+    # from the types and writes them over the schema's (json for None), and recovery then fails
+    # to decode the raw changelog records and never finishes.
     table = app.Table(
         "turns",
         default=None,
+        key_type=bytes,
+        value_type=bytes,
         schema=faust.Schema(
             key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw"
         ),
