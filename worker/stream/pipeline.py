@@ -180,15 +180,21 @@ class BatchProcessor:
 
     async def _resolve(
         self, items: Sequence[_Item], report: BatchReport
-    ) -> tuple[dict[str, Mapping[CitationRef, EvidenceRecord]], dict[str, int]]:
-        """Fetch the evidence of every tenant of the batch once; retry while stores are down."""
+    ) -> tuple[dict[str, Mapping[CitationRef, EvidenceRecord]], dict[str, tuple[ErrorClass, str]]]:
+        """Fetch the evidence of every tenant of the batch once; retry while stores are down.
+
+        Returns the evidence by tenant, and for each tenant whose fetch failed for good the
+        dead-letter class and message for its drafts: ``infra_unavailable`` past a finite retry
+        budget, ``internal_error`` for a non-retriable fault (which must not take the drafts of
+        other tenants in the batch down with it).
+        """
         wanted: dict[str, set[CitationRef]] = defaultdict(set)
         for item in items:
             if item.prepared is not None and item.draft is not None:
                 wanted[item.draft.tenant_id].update(item.prepared.refs_to_resolve)
         wanted = {t: refs for t, refs in wanted.items() if refs}
         evidence: dict[str, Mapping[CitationRef, EvidenceRecord]] = {}
-        unavailable: dict[str, int] = {}
+        unavailable: dict[str, tuple[ErrorClass, str]] = {}
 
         def on_retry(n: int, fault: RetriableFault, wait: float) -> None:
             self._metrics.store_retries.inc()
@@ -205,7 +211,13 @@ class BatchProcessor:
                     op, budget=self._settings.retry_budget, delay=self._delay, on_retry=on_retry
                 )
             except RetryBudgetExhaustedError as exhausted:
-                unavailable[tenant] = exhausted.attempts
+                message = f"evidence store unavailable after {exhausted.attempts} attempts"
+                unavailable[tenant] = (ErrorClass.INFRA_UNAVAILABLE, message)
+            except Exception as exc:  # a poison fault of this tenant's fetch: its drafts only
+                log.error("store.fetch_failed", error=type(exc).__name__, tenant_id=tenant)  # noqa: TRY400
+                log.debug("store.fetch_failed.trace", exc_info=True)
+                message = f"internal error: {type(exc).__name__}"
+                unavailable[tenant] = (ErrorClass.INTERNAL_ERROR, message)
 
         await asyncio.gather(*(fetch_one(t, refs) for t, refs in wanted.items()))
         return evidence, unavailable
@@ -214,7 +226,7 @@ class BatchProcessor:
         self,
         item: _Item,
         evidence: Mapping[str, Mapping[CitationRef, EvidenceRecord]],
-        unavailable: Mapping[str, int],
+        unavailable: Mapping[str, tuple[ErrorClass, str]],
         now: datetime,
         report: BatchReport,
     ) -> list[Outgoing]:
@@ -229,8 +241,8 @@ class BatchProcessor:
             raise TypeError("a classified record is a control, a rejection or a prepared draft")
         tenant = draft.tenant_id
         if tenant in unavailable and prepared.refs_to_resolve:
-            message = f"evidence store unavailable after {unavailable[tenant]} attempts"
-            return [self._dead_letter(rec, ErrorClass.INFRA_UNAVAILABLE, message, report)]
+            error_class, message = unavailable[tenant]
+            return [self._dead_letter(rec, error_class, message, report)]
         stored = self._turns.get(draft.turn_id)
         state = stored.state if stored is not None else None
         if state is not None and expired(state, now, self._settings.turn_retention_s):

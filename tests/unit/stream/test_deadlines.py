@@ -1,0 +1,119 @@
+"""DeadlineScanner over the Faust turn store, with a dict standing in for the table."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from worker.core.turns import TurnPhase, TurnState
+from worker.stream.control import ControlKind, parse_control
+from worker.stream.deadlines import DeadlineScanner
+from worker.stream.records import Incoming
+from worker.stream.turn_table import FaustTurnStore, decode_turn, encode_turn
+
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+DAY = 24 * 3600.0
+
+
+class DictTable:
+    """What FaustTurnStore uses of a Faust table: ``data`` and ``send_changelog``."""
+
+    def __init__(self) -> None:
+        self.data: dict[bytes, bytes] = {}
+        self.changelog: list[tuple[int, bytes, bytes | None]] = []
+
+    def send_changelog(self, partition: int, key: bytes, value: bytes | None, **_: Any) -> None:
+        self.changelog.append((partition, key, value))
+
+
+def state(turn: str, phase: TurnPhase, **fields: Any) -> TurnState:
+    return TurnState(
+        phase=phase,
+        turn_id=turn,
+        tenant_id="acme",
+        user_id="u-1",
+        groups=(),
+        policy_version="p",
+        first_draft_id=f"{turn}-0",
+        first_attempt=0,
+        kind="answer",
+        **fields,
+    )
+
+
+def regenerating(turn: str, deadline: datetime) -> TurnState:
+    return state(turn, TurnPhase.REGENERATING, regenerate_draft_id=f"{turn}-0", deadline=deadline)
+
+
+def terminal(turn: str, ended_at: datetime) -> TurnState:
+    return state(turn, TurnPhase.TERMINAL, ended_at=ended_at)
+
+
+def scanner(resend_after_s: float = 5.0) -> tuple[DeadlineScanner, FaustTurnStore, DictTable]:
+    table = DictTable()
+    store = FaustTurnStore(table)
+    return DeadlineScanner(store, retention_s=7 * DAY, resend_after_s=resend_after_s), store, table
+
+
+def kinds(records: list[Any]) -> list[tuple[str, str, int]]:
+    out = []
+    for r in records:
+        control = parse_control(
+            Incoming("agent.drafts", r.partition, 0, 0, r.key, r.value, r.headers)
+        )
+        assert control is not None
+        out.append((control.kind.value, control.turn_id, r.partition))
+    return out
+
+
+def test_a_due_regeneration_on_an_owned_partition_gets_one_record() -> None:
+    scan, store, _ = scanner()
+    store.put("t-due", 1, regenerating("t-due", NOW - timedelta(seconds=1)))
+    store.put("t-later", 1, regenerating("t-later", NOW + timedelta(seconds=1)))
+    store.put("t-other", 0, regenerating("t-other", NOW - timedelta(seconds=1)))
+    assert kinds(scan.due(NOW, {1}, full_scan=False)) == [("regeneration_deadline", "t-due", 1)]
+
+
+def test_a_record_is_resent_only_after_the_resend_period() -> None:
+    scan, store, _ = scanner(resend_after_s=5)
+    store.put("t-1", 0, regenerating("t-1", NOW))
+    assert len(scan.due(NOW, {0}, full_scan=False)) == 1
+    assert scan.due(NOW + timedelta(seconds=4), {0}, full_scan=False) == []
+    assert len(scan.due(NOW + timedelta(seconds=5), {0}, full_scan=False)) == 1
+
+
+def test_a_decided_turn_leaves_the_index() -> None:
+    scan, store, _ = scanner()
+    store.put("t-1", 0, regenerating("t-1", NOW))
+    store.put("t-1", 0, terminal("t-1", NOW))
+    assert scan.due(NOW + timedelta(seconds=60), {0}, full_scan=False) == []
+
+
+def test_a_full_scan_finds_recovered_turns() -> None:
+    """State restored from the changelog is in the table but not in the index yet."""
+    scan, _, table = scanner()
+    table.data[b"t-rec"] = encode_turn(1, regenerating("t-rec", NOW - timedelta(seconds=3)))
+    assert scan.due(NOW, {0, 1}, full_scan=False) == []
+    assert kinds(scan.due(NOW, {0, 1}, full_scan=True)) == [("regeneration_deadline", "t-rec", 1)]
+
+
+def test_a_full_scan_expires_terminal_turns_past_retention_only() -> None:
+    scan, store, _ = scanner()
+    store.put("t-old", 0, terminal("t-old", NOW - timedelta(days=8)))
+    store.put("t-new", 0, terminal("t-new", NOW - timedelta(days=6)))
+    store.put("t-away", 1, terminal("t-away", NOW - timedelta(days=8)))
+    assert scan.due(NOW, {0}, full_scan=False) == []
+    assert kinds(scan.due(NOW, {0}, full_scan=True)) == [
+        (ControlKind.EXPIRE_TURN.value, "t-old", 0)
+    ]
+
+
+def test_the_store_writes_the_changelog_partition_of_the_turn() -> None:
+    _, store, table = scanner()
+    s = regenerating("t-1", NOW)
+    store.put("t-1", 3, s)
+    store.delete("t-1", 3)
+    assert table.changelog == [(3, b"t-1", encode_turn(3, s)), (3, b"t-1", None)]
+    assert decode_turn(encode_turn(3, s)).state == s
+    assert store.get("t-1") is None
+    assert store.pending == {}

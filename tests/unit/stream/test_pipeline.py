@@ -1,0 +1,358 @@
+"""BatchProcessor with in-memory seams: evidence in a dict, turns in a dict, outputs in a list.
+
+No Kafka here: these pin the batch rules of contract §7 (order, one fetch per tenant, faults
+never become verdicts, one poison record dead-letters only itself).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Collection, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import pytest
+
+from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
+from worker.core.policy import PolicyBook
+from worker.core.ports import InMemoryEvidenceStore
+from worker.core.turns import TurnState
+from worker.faults import MalformedEvidence, StoreUnavailable
+from worker.metrics import Metrics
+from worker.settings import Settings
+from worker.stream.pipeline import BatchProcessor
+from worker.stream.ports import StoredTurn
+from worker.stream.records import Headers, Incoming
+
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+TOPICS = {
+    "regenerate": "agent.regenerate",
+    "validated": "answers.validated",
+    "could_not_ground": "answers.could_not_ground",
+    "ledger": "citations.ledger",
+    "dlq": "agent.drafts.dlq",
+}
+
+
+def obs(i: int) -> CitationRef:
+    return CitationRef(EvidenceKind.OBS, i)
+
+
+RECORDS = {
+    "acme": [EvidenceRecord(ref=obs(1), acl=None, text="Latency rose after the deploy.")],
+    "globex": [EvidenceRecord(ref=obs(2), acl=None, text="Scanner uptime was high.")],
+}
+
+
+class DictTurns:
+    """TurnStore over a dict; ``poison`` turn ids raise on read, like a bug would."""
+
+    def __init__(self, poison: Collection[str] = ()) -> None:
+        self.turns: dict[str, StoredTurn] = {}
+        self.poison = set(poison)
+
+    def get(self, turn_id: str) -> StoredTurn | None:
+        if turn_id in self.poison:
+            raise KeyError(turn_id)
+        return self.turns.get(turn_id)
+
+    def put(self, turn_id: str, partition: int, state: TurnState) -> None:
+        self.turns[turn_id] = StoredTurn(state, partition)
+
+    def delete(self, turn_id: str, partition: int) -> None:
+        self.turns.pop(turn_id, None)
+
+
+class Sent:
+    """A list-backed Publisher: every record, in the order it was handed over."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[str, bytes | None, bytes, Headers]] = []
+
+    async def send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes,
+        headers: Headers,
+        partition: int | None = None,
+    ) -> Awaitable[object]:
+        self.records.append((topic, key, value, headers))
+
+        async def acked() -> object:
+            return None
+
+        return acked()
+
+    def on(self, topic: str) -> list[dict[str, Any]]:
+        return [orjson.loads(v) for t, _, v, _ in self.records if t == TOPICS[topic]]
+
+    def topics(self) -> list[str]:
+        return [t for t, _, _, _ in self.records]
+
+    def dead_letters(self) -> list[tuple[bytes | None, str]]:
+        return [
+            (k, dict(h)["dlq.error.class"].decode())
+            for t, k, _, h in self.records
+            if t == TOPICS["dlq"]
+        ]
+
+
+class DownStore:
+    """An evidence store that raises ``fault`` for its first ``failures`` fetches."""
+
+    def __init__(self, failures: float, fault: Exception | None = None) -> None:
+        self.inner = InMemoryEvidenceStore(RECORDS)
+        self.failures = failures
+        self.fault = fault or StoreUnavailable("down")
+        self.calls = 0
+
+    async def fetch(
+        self, tenant_id: str, refs: Collection[CitationRef]
+    ) -> Mapping[CitationRef, EvidenceRecord]:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise self.fault
+        return await self.inner.fetch(tenant_id, refs)
+
+
+def settings(**overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "retry_initial_backoff_s": 0.001,
+        "retry_max_backoff_s": 0.002,
+        "max_draft_bytes": 4096,
+    }
+    return Settings(**(values | overrides))
+
+
+def processor(
+    evidence: Any, turns: DictTurns | None = None, **overrides: Any
+) -> tuple[BatchProcessor, DictTurns, Sent]:
+    turns = turns or DictTurns()
+    sent = Sent()
+    proc = BatchProcessor(
+        settings=settings(**overrides),
+        evidence=evidence,
+        turns=turns,
+        publisher=sent,
+        policies=PolicyBook(),
+        metrics=Metrics(),
+        worker_version="test",
+        clock=lambda: NOW,
+    )
+    return proc, turns, sent
+
+
+_offset = iter(range(10**9))
+
+
+def rec(
+    turn: str,
+    text: str,
+    *,
+    tenant: str = "acme",
+    attempt: int = 0,
+    draft_id: str | None = None,
+    partition: int = 0,
+    **output: Any,
+) -> Incoming:
+    env = {
+        "schema_version": 1,
+        "draft_id": draft_id or f"{turn}-{attempt}",
+        "turn_id": turn,
+        "attempt": attempt,
+        "tenant_id": tenant,
+        "principal": {"user_id": "u-1", "groups": []},
+        "kind": "answer",
+        "output": {"answer_markdown": text, **output},
+    }
+    return Incoming(
+        topic="agent.drafts",
+        partition=partition,
+        offset=next(_offset),
+        timestamp_ms=int(NOW.timestamp() * 1000),
+        key=turn.encode(),
+        value=json.dumps(env).encode(),
+        headers=(),
+    )
+
+
+GOOD = "Latency rose after the deploy [OBS-1]."
+DANGLING = "Latency rose after the deploy [OBS-99]."
+
+
+async def test_a_turns_drafts_are_decided_in_order_within_one_batch() -> None:
+    proc, turns, sent = processor(InMemoryEvidenceStore(RECORDS))
+    report = await proc.process(
+        [
+            rec("t-a", DANGLING),
+            rec("t-b", GOOD),
+            rec("t-a", GOOD, attempt=1),
+            rec("t-c", DANGLING),
+            rec("t-c", DANGLING, attempt=1),
+        ]
+    )
+    assert [(t.split(".")[-1], k) for t, k, _, _ in sent.records] == [
+        ("regenerate", b"t-a"),
+        ("ledger", b"t-a"),
+        ("validated", b"t-b"),
+        ("ledger", b"t-b"),
+        ("validated", b"t-a"),
+        ("ledger", b"t-a"),
+        ("regenerate", b"t-c"),
+        ("ledger", b"t-c"),
+        ("could_not_ground", b"t-c"),
+        ("ledger", b"t-c"),
+    ]
+    assert dict(report.outcomes) == {"regenerate": 2, "grounded": 2, "could_not_ground": 1}
+    assert sent.on("validated")[1]["attempt"] == 1
+    assert sent.on("could_not_ground")[0]["attempts"] == 2
+    assert set(turns.turns) == {"t-a", "t-b", "t-c"}
+
+
+async def test_one_fetch_per_tenant_per_batch() -> None:
+    store = InMemoryEvidenceStore(RECORDS)
+    proc, _, sent = processor(store)
+    batch = [rec(f"t-{i}", GOOD) for i in range(5)]
+    batch += [rec(f"g-{i}", "Uptime was high [OBS-2].", tenant="globex") for i in range(3)]
+    batch.append(rec("t-x", "Two sources [OBS-1][OBS-77]."))
+    report = await proc.process(batch)
+    assert report.store_fetches == 2
+    assert sorted(store.calls) == [
+        ("acme", frozenset({obs(1), obs(77)})),
+        ("globex", frozenset({obs(2)})),
+    ]
+    assert len(sent.on("validated")) == 8
+
+
+async def test_no_fetch_when_nothing_is_cited() -> None:
+    store = InMemoryEvidenceStore(RECORDS)
+    proc, _, sent = processor(store)
+    await proc.process([rec("t-n", "Nothing found.", no_grounding=True)])
+    assert store.calls == []
+    assert len(sent.on("could_not_ground")) == 1
+
+
+async def test_with_a_budget_an_outage_dead_letters_and_never_decides() -> None:
+    store = DownStore(failures=float("inf"))
+    turns = DictTurns()
+    proc, turns, sent = processor(store, turns, retry_budget=2)
+    # A turn already waiting for its regeneration: a verdict now would end it.
+    first, _, first_sent = processor(InMemoryEvidenceStore(RECORDS), turns)
+    await first.process([rec("t-r", DANGLING)])
+    assert first_sent.topics()[0] == TOPICS["regenerate"]
+
+    report = await proc.process(
+        [rec("t-g", GOOD), rec("t-d", DANGLING), rec("t-r", DANGLING, attempt=1)]
+    )
+    assert store.calls == 3  # the first attempt and two retries
+    assert sent.dead_letters() == [
+        (b"t-g", "infra_unavailable"),
+        (b"t-d", "infra_unavailable"),
+        (b"t-r", "infra_unavailable"),
+    ]
+    assert set(sent.topics()) == {TOPICS["dlq"]}
+    assert dict(report.dead_letters) == {"infra_unavailable": 3}
+    messages = {dict(h)["dlq.error.message"] for t, _, _, h in sent.records}
+    assert messages == {b"evidence store unavailable after 3 attempts"}
+    # State untouched: the regeneration is still awaited, the others are still open.
+    assert turns.turns["t-r"].state.phase.value == "regenerating"
+    assert "t-g" not in turns.turns
+    assert "t-d" not in turns.turns
+
+
+async def test_with_a_budget_drafts_of_a_healthy_tenant_are_still_decided() -> None:
+    class GlobexDown(DownStore):
+        async def fetch(
+            self, tenant_id: str, refs: Collection[CitationRef]
+        ) -> Mapping[CitationRef, EvidenceRecord]:
+            if tenant_id == "globex":
+                raise StoreUnavailable("down")
+            return await self.inner.fetch(tenant_id, refs)
+
+    proc, _, sent = processor(GlobexDown(0), retry_budget=1)
+    await proc.process([rec("t-1", GOOD), rec("g-1", "Uptime [OBS-2].", tenant="globex")])
+    assert sent.dead_letters() == [(b"g-1", "infra_unavailable")]
+    assert [m["turn_id"] for m in sent.on("validated")] == ["t-1"]
+
+
+async def test_unlimited_budget_waits_for_the_store_then_decides() -> None:
+    store = DownStore(failures=6)
+    proc, _, sent = processor(store)  # retry_budget defaults to None: retry forever
+    report = await proc.process([rec("t-w", GOOD), rec("t-x", DANGLING)])
+    assert store.calls == 7
+    assert sent.dead_letters() == []
+    assert [m["turn_id"] for m in sent.on("validated")] == ["t-w"]
+    assert [m["turn_id"] for m in sent.on("regenerate")] == ["t-x"]
+    assert report.store_fetches == 7
+
+
+async def test_a_poison_record_dead_letters_only_itself() -> None:
+    proc, _, sent = processor(InMemoryEvidenceStore(RECORDS), DictTurns(poison={"t-bad"}))
+    report = await proc.process([rec("t-1", GOOD), rec("t-bad", GOOD), rec("t-2", DANGLING)])
+    assert sent.dead_letters() == [(b"t-bad", "internal_error")]
+    (header,) = [dict(h) for t, _, _, h in sent.records if t == TOPICS["dlq"]]
+    assert header["dlq.error.message"] == b"internal error: KeyError"
+    assert [m["turn_id"] for m in sent.on("validated")] == ["t-1"]
+    assert [m["turn_id"] for m in sent.on("regenerate")] == ["t-2"]
+    assert dict(report.dead_letters) == {"internal_error": 1}
+
+
+async def test_a_poison_store_answer_dead_letters_only_that_tenants_drafts() -> None:
+    class GlobexBroken(DownStore):
+        async def fetch(
+            self, tenant_id: str, refs: Collection[CitationRef]
+        ) -> Mapping[CitationRef, EvidenceRecord]:
+            if tenant_id == "globex":
+                raise MalformedEvidence("a row of the wrong shape")
+            return await self.inner.fetch(tenant_id, refs)
+
+    proc, _, sent = processor(GlobexBroken(0))
+    await proc.process([rec("g-1", "Uptime [OBS-2].", tenant="globex"), rec("t-1", GOOD)])
+    assert sent.dead_letters() == [(b"g-1", "internal_error")]
+    assert [m["turn_id"] for m in sent.on("validated")] == ["t-1"]
+
+
+@pytest.mark.parametrize(
+    ("value", "error_class"),
+    [
+        (b"not json", "malformed_envelope"),
+        (b'{"schema_version": 2}', "unsupported_schema_version"),
+        (b"{" + b" " * 5000 + b"}", "oversized"),
+    ],
+)
+async def test_unreadable_records_are_dead_lettered_beside_good_ones(
+    value: bytes, error_class: str
+) -> None:
+    proc, _, sent = processor(InMemoryEvidenceStore(RECORDS))
+    bad = rec("t-bad", GOOD)._replace(value=value)
+    await proc.process([rec("t-1", GOOD), bad, rec("t-2", GOOD)])
+    assert sent.dead_letters() == [(b"t-bad", error_class)]
+    assert [m["turn_id"] for m in sent.on("validated")] == ["t-1", "t-2"]
+
+
+async def test_identity_mismatch_is_dead_lettered_and_keeps_the_turn() -> None:
+    proc, turns, sent = processor(InMemoryEvidenceStore(RECORDS))
+    intruder = rec("t-1", GOOD, attempt=1)
+    env = json.loads(intruder.value)
+    env["principal"] = {"user_id": "u-2"}
+    await proc.process([rec("t-1", DANGLING), intruder._replace(value=json.dumps(env).encode())])
+    assert sent.dead_letters() == [(b"t-1", "identity_mismatch")]
+    assert turns.turns["t-1"].state.phase.value == "regenerating"
+
+
+async def test_traceparent_is_copied_to_every_output_of_its_draft() -> None:
+    proc, _, sent = processor(InMemoryEvidenceStore(RECORDS))
+    traced = rec("t-1", DANGLING)._replace(headers=(("traceparent", b"00-a-b-01"), ("other", b"x")))
+    await proc.process([traced, rec("t-2", GOOD)])
+    by_key = {(t, k): h for t, k, _, h in sent.records}
+    assert by_key[TOPICS["regenerate"], b"t-1"] == (("traceparent", b"00-a-b-01"),)
+    assert by_key[TOPICS["ledger"], b"t-1"] == (("traceparent", b"00-a-b-01"),)
+    assert by_key[TOPICS["validated"], b"t-2"] == ()
+
+
+async def test_a_turn_is_stored_on_the_partition_of_its_record() -> None:
+    proc, turns, _ = processor(InMemoryEvidenceStore(RECORDS))
+    await proc.process([rec("t-p", DANGLING, partition=3)])
+    assert turns.turns["t-p"].partition == 3
