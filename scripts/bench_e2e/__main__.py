@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import random
 import sys
 import time
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -85,13 +87,9 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
         "baselines": {},
         "worker": {},
     }
-    n_tenants = 1 if a.quick else a.tenants
     base = 7 * 10**15 + random.randrange(10**6) * 10**6
-    evidence, rows = corpus.build(run_tag, n_tenants, base)
-    log(f"seeding {n_tenants} tenant(s): {sum(map(len, rows.values()))} evidence entries")
-    await corpus.seed(settings, rows)
-    one = evidence.tenants[:1]
-    try:
+    doc["stores"] = {}
+    async with seeded(settings, doc, "tenants_1", run_tag + "a", 1, base) as one:
         log(f"baseline: aiokafka consume->produce, {a.baseline_drafts} drafts")
         doc["baselines"]["aiokafka_raw"] = await scenarios.saturation(
             bench, "raw", "raw", one, a.baseline_drafts
@@ -102,35 +100,15 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
             bench, "faust", "faust", one, a.baseline_drafts
         )
         log(f"  {doc['baselines']['faust_passthrough']['throughput_per_s']} drafts/s")
-        groups = [("tenants_1", one)]
-        if not a.quick:
-            groups.append((f"tenants_{n_tenants}", evidence.tenants))
-        for key, tenants in groups:
-            log(f"worker saturation, {len(tenants)} tenant(s), {a.drafts} drafts")
-            sat = await scenarios.saturation(
-                bench, f"worker{len(tenants)}t", "worker", tenants, a.drafts
-            )
-            log(f"  {sat['throughput_per_s']} drafts/s, outcomes {sat.get('outcomes')}")
-            doc["worker"][key] = {"saturation": sat}
-            rate = sat["throughput_per_s"]
-            if rate:
-                log(f"worker latency at {FRACTIONS} of {rate}/s, {a.latency_seconds} s each")
-                pts = await scenarios.latency(
-                    bench,
-                    f"lat{len(tenants)}t",
-                    "worker",
-                    tenants,
-                    [f * rate for f in FRACTIONS],
-                    a.latency_seconds,
-                )
-                for f, p in zip(FRACTIONS, pts, strict=True):
-                    p["fraction"] = f
-                doc["worker"][key]["latency"] = pts
-                log("  p99 ms: " + ", ".join(f"{p['p99_ms']:.0f}" for p in pts))
+        await worker_runs(a, bench, doc, "tenants_1", one)
         if not a.quick:
             await full_extras(a, bench, doc, one)
-    finally:
-        await corpus.remove(settings, evidence)
+    if not a.quick:
+        key = f"tenants_{a.tenants}"
+        async with seeded(
+            settings, doc, key, run_tag + "b", a.tenants, base + 10**5, docs_per_tenant=20
+        ) as many:
+            await worker_runs(a, bench, doc, key, many)
     doc["meta"]["loadavg_at_end"] = list(os.getloadavg())
     doc["meta"]["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     report.finish(doc)
@@ -141,6 +119,55 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
     doc["meta"]["files"] = {"json": str(json_path), "png": str(png_path)}
     report.write(doc, json_path)
     return doc
+
+
+@contextlib.asynccontextmanager
+async def seeded(
+    settings: Settings, doc: dict[str, Any], key: str, tag: str, tenants: int, base: int, **kw: Any
+) -> AsyncIterator[tuple[corpus.TenantEvidence, ...]]:
+    """A corpus of ``tenants`` tenants in both stores for the scenarios inside; removed after."""
+    evidence, rows = corpus.build(tag, tenants, base, **kw)
+    log(f"seeding {tenants} tenant(s): {sum(map(len, rows.values()))} evidence entries")
+    await corpus.seed(settings, rows)
+    try:
+        doc["stores"][key] = {
+            "documents": len(rows["documents"]),
+            "postgres_rows": len(rows["observations"]) + len(rows["events"]),
+            "mongo_find_all_of_a_tenant_ms": corpus.probe_mongo(settings, evidence, rows),
+        }
+        yield evidence.tenants
+    finally:
+        await corpus.remove(settings, evidence)
+
+
+async def worker_runs(
+    a: argparse.Namespace,
+    bench: scenarios.Bench,
+    doc: dict[str, Any],
+    key: str,
+    tenants: tuple[corpus.TenantEvidence, ...],
+) -> None:
+    """Saturation, then latency at fractions of the saturated rate."""
+    log(f"worker saturation, {len(tenants)} tenant(s), {a.drafts} drafts")
+    sat = await scenarios.saturation(bench, f"worker{len(tenants)}t", "worker", tenants, a.drafts)
+    log(f"  {sat['throughput_per_s']} drafts/s, outcomes {sat.get('outcomes')}")
+    doc["worker"][key] = {"saturation": sat}
+    rate = sat["throughput_per_s"]
+    if not rate or not sat["complete"]:
+        return
+    log(f"worker latency at {FRACTIONS} of {rate}/s, {a.latency_seconds} s each")
+    pts = await scenarios.latency(
+        bench,
+        f"lat{len(tenants)}t",
+        "worker",
+        tenants,
+        [f * rate for f in FRACTIONS],
+        a.latency_seconds,
+    )
+    for f, p in zip(FRACTIONS, pts, strict=True):
+        p["fraction"] = f
+    doc["worker"][key]["latency"] = pts
+    log("  p99 ms: " + ", ".join(f"{p['p99_ms']:.0f}" for p in pts))
 
 
 async def full_extras(
@@ -176,7 +203,7 @@ async def full_extras(
         prof = await scenarios.saturation(bench, "profile", "profiled-worker", one, a.drafts)
         doc["profile"] = {
             "throughput_per_s_under_profiler": prof["throughput_per_s"],
-            "text": str(bench.out_dir / f"profile-{prof.get('log_name', 'profile-0')}.txt"),
+            "text": str(bench.out_dir / f"profile-{prof['log_name']}.txt"),
         }
 
 

@@ -3,6 +3,11 @@
 The packaged demo corpus has a handful of ids per tenant; a batch of 200 realistic drafts cites
 hundreds of distinct ids, so the store queries here are sized like production ones. Ids start at a
 per-run base and are deleted again when the run ends (``remove``).
+
+The test bed's FerretDB (SQLite) scans the whole collection for a ``find`` with ``_id: {$in}``
+(about 0.05 ms per stored document here), where MongoDB uses the ``(tenant_id, _id)`` index; so
+each scenario seeds only its own tenants, and the many-tenant one fewer documents per tenant, to
+keep the stand-in's scan from being what is measured. ``probe_mongo`` reports what a find cost.
 """
 
 from __future__ import annotations
@@ -58,7 +63,9 @@ def _sentence(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
 
 
-def build(run_tag: str, n_tenants: int, base: int, seed: int = 7) -> tuple[Corpus, dict[str, Any]]:
+def build(
+    run_tag: str, n_tenants: int, base: int, *, docs_per_tenant: int = DOC_PER_TENANT, seed: int = 7
+) -> tuple[Corpus, dict[str, Any]]:
     """The corpus (what drafts may cite) and the rows to store, per table/collection."""
     rng = random.Random(seed)
     past = datetime(2025, 1, 1, tzinfo=UTC)
@@ -72,7 +79,7 @@ def build(run_tag: str, n_tenants: int, base: int, seed: int = 7) -> tuple[Corpu
         for kind, table, count, start in (
             ("OBS", "observations", OBS_PER_TENANT, 0),
             ("EVT", "events", EVT_PER_TENANT, 3_000),
-            ("DOC", "documents", DOC_PER_TENANT, 6_000),
+            ("DOC", "documents", docs_per_tenant, 6_000),
         ):
             for k in range(count):
                 ident = first + start + k
@@ -141,6 +148,29 @@ async def seed(settings: Settings, rows: dict[str, Any]) -> None:
         await docs.delete_many({"_id": {"$in": ids}})
         for start in range(0, len(rows["documents"]), 1000):
             await docs.insert_many(rows["documents"][start : start + 1000], ordered=False)
+
+
+def probe_mongo(settings: Settings, corpus: Corpus, rows: dict[str, Any]) -> float:
+    """Median ms of one find of every document of a tenant, as the worker asks (context only)."""
+    import statistics  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    import pymongo  # noqa: PLC0415
+
+    client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(
+        settings.mongo_url.get_secret_value(), serverSelectionTimeoutMS=5000
+    )
+    try:
+        docs = client[settings.mongo_database][settings.documents_collection]
+        times = []
+        for tenant in corpus.tenants[:5]:
+            ids = [d["_id"] for d in rows["documents"] if d["tenant_id"] == tenant.tenant_id]
+            t0 = time.perf_counter()
+            list(docs.find({"tenant_id": tenant.tenant_id, "_id": {"$in": ids}}))
+            times.append((time.perf_counter() - t0) * 1000)
+        return round(statistics.median(times), 1)
+    finally:
+        client.close()
 
 
 async def remove(settings: Settings, corpus: Corpus) -> None:

@@ -272,7 +272,7 @@ async def saturation(
         busy0, total0 = machine_cpu()
         t_start = time.time()
         proc = sc.start()
-        complete = await wait_outputs(sc.collector, sc.procs, indices, timeout_s=max(120, n / 20))
+        complete = await wait_outputs(sc.collector, sc.procs, indices, timeout_s=max(120, n / 50))
         busy1, total1 = machine_cpu()
         metrics = scrape(sc.ports[0], WORKER_METRICS) if "worker" in system else {}
         batches = (health(sc.ports[0]) or {}).get("batches") if "worker" in system else None
@@ -361,6 +361,14 @@ async def latency(
             )
             out_ms = [sc.collector.seen[i].timestamp_ms for i in indices if i in sc.collector.seen]
             first_in = min(sent.append_ms.values())
+            # Per second of the load: drafts and their worst latency, to tell stalls from noise.
+            per_second: dict[int, list[int]] = {}
+            for i in indices:
+                if i in sc.collector.seen:
+                    second = (sent.append_ms[i] - first_in) // 1000
+                    per_second.setdefault(second, []).append(
+                        sc.collector.seen[i].timestamp_ms - sent.append_ms[i]
+                    )
             points.append(
                 {
                     "offered_per_s": round(rate, 1),
@@ -376,6 +384,7 @@ async def latency(
                     "p95_ms": percentile(lat, 95),
                     "p99_ms": percentile(lat, 99),
                     "max_ms": float(lat[-1]) if lat else None,
+                    "max_ms_per_second": [max(v) for _, v in sorted(per_second.items())],
                 }
             )
             await asyncio.sleep(1.0)
@@ -430,7 +439,7 @@ async def scale_out(
         cpu0 = [p.cpu_seconds() or 0.0 for p in sc.procs]
         t0 = time.time()
         await sc.drafts_in(records)
-        complete = await wait_outputs(sc.collector, sc.procs, indices, max(120, n / 20))
+        complete = await wait_outputs(sc.collector, sc.procs, indices, max(120, n / 50))
         cpu = [round((p.cpu_seconds() or 0.0) - c, 2) for p, c in zip(sc.procs, cpu0, strict=True)]
         out_ms = [sc.collector.seen[i].timestamp_ms for i in indices if i in sc.collector.seen]
         span = max(out_ms) / 1000 - t0 if out_ms else float("nan")
