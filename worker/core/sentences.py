@@ -37,11 +37,8 @@ the end of the terminator, closing characters and attached tokens; redaction rep
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from collections.abc import Sequence
 from typing import NamedTuple
-
-from worker.core.citations import scan_tokens
 
 NEVER_END = frozenset(
     {
@@ -73,11 +70,10 @@ _FENCE_RE = re.compile(r"[ \t]*(`{3,}|~{3,})")
 _NON_SPACE_RE = re.compile(r"\S")
 #: First characters of a line that may start something other than plain prose.
 _BLOCK_STARTS = frozenset("`~#=-*_+|0123456789")
-#: The only characters the sentence scanner acts on inside a sentence: a code span, a colon, and a
-#: terminator that is followed by another, a closer, whitespace, a ``[`` or the end (any other
-#: terminator cannot end a sentence, and the scanner would just step over it). Tokens need no
-#: stop: they hold none of these characters, so stepping over one finds the same next stop.
-_INTERESTING_RE = re.compile(r"[`:]|[.!?…](?=[.!?…\"'”’»)\]*_\s\[]|\Z)")
+#: First characters that can only start a list item, unless the line is all rule characters.
+_ITEM_STARTS = frozenset("-*+0123456789")
+#: What setext underlines and thematic breaks are made of.
+_RULE_CHARS = " \t-*_="
 
 
 def sentence_spans(
@@ -85,38 +81,27 @@ def sentence_spans(
 ) -> list[tuple[int, int]]:
     """``[start, end)`` of every assertion sentence of ``markdown``, in order.
 
-    ``token_spans``: the spans of every token of the grammar in ``markdown`` (overlong ones
-    included), in order, when the caller has scanned it already; scanned here otherwise.
+    ``token_spans`` (the spans of the tokens of ``markdown``) is accepted from callers that have
+    them, and not needed: the scanner finds tokens by their pattern where it needs them.
     """
-    return _assertions(markdown, token_spans, first_only=False)
+    del token_spans
+    return _assertions(markdown, first_only=False)
 
 
 def has_assertion(markdown: str, token_spans: Sequence[tuple[int, int]] | None = None) -> bool:
     """``bool(sentence_spans(markdown))``, stopping at the first assertion sentence."""
-    return bool(_assertions(markdown, token_spans, first_only=True))
+    del token_spans
+    return bool(_assertions(markdown, first_only=True))
 
 
-def _assertions(
-    markdown: str, token_spans: Sequence[tuple[int, int]] | None, first_only: bool
-) -> list[tuple[int, int]]:
-    if token_spans is None:
-        token_spans = [(t.start, t.end) for t in scan_tokens(markdown)]
-    starts = [t[0] for t in token_spans]
+def _assertions(markdown: str, first_only: bool) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     for block in _blocks(markdown):
         if block.heading or not block.segments:
             continue
         origin = block.segments[0][0]
         masked = _mask(markdown, block.segments)
-        # The block's tokens are the text's tokens inside its range: a token holds no whitespace,
-        # and what masking blanks between segments (a line break, quote markers) holds none.
-        stop = origin + len(masked)
-        token_end = {
-            s - origin: e - origin
-            for s, e in token_spans[bisect_left(starts, origin) : bisect_left(starts, stop)]
-            if e <= stop
-        }
-        for s, e, assertion in _split(masked, token_end, block.row, first_only):
+        for s, e, assertion in _split(masked, block.row, first_only):
             if assertion:
                 spans.append((origin + s, origin + e))
                 if first_only:
@@ -138,13 +123,11 @@ class _Block(NamedTuple):
 def _lines(text: str) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     pos = 0
-    while True:
-        nl = text.find("\n", pos)
-        if nl < 0:
-            out.append((pos, len(text)))
-            return out
-        out.append((pos, nl))
-        pos = nl + 1
+    for line in text.split("\n"):
+        end = pos + len(line)
+        out.append((pos, end))
+        pos = end + 1
+    return out
 
 
 def _unquote(line: str) -> tuple[int, str]:
@@ -197,12 +180,12 @@ class _BlockBuilder:
 def _blocks(text: str) -> list[_Block]:
     """Split Markdown into blocks of prose lines, table rows and headings; code is left out."""
     lines = _lines(text)
-    widest = _widest_closers(text, lines)
+    widest: dict[str, list[int]] | None = None  # computed at the first fence opener, if any
     b = _BlockBuilder()
     fence: tuple[str, int] | None = None
     for n, (start, end) in enumerate(lines):
         line = text[start:end]
-        content_at, body = _unquote(line)
+        content_at, body = _unquote(line) if ">" in line else (0, line)
         if fence is not None:
             run = _fence_run(body)
             if run is not None and run[0] == fence[0] and run[1] >= fence[1]:
@@ -215,10 +198,18 @@ def _blocks(text: str) -> list[_Block]:
         if first not in _BLOCK_STARTS:  # plain prose: the common case, no pattern to try
             b.current.append((start + content_at, end))
             continue
+        if first in _ITEM_STARTS and body.strip(_RULE_CHARS):
+            # A digit, or a bullet on a line that is not only rule characters, can start nothing
+            # but a list item (no fence, heading, setext or thematic break, table row): skip the
+            # patterns that cannot match.
+            _item_or_prose(b, body, start + content_at, end)
+            continue
         opener = _FENCE_RE.match(body)
         if opener is not None:
             b.flush()
             char, width = opener.group(1)[0], len(opener.group(1))
+            if widest is None:
+                widest = _widest_closers(text, lines)
             if widest[char][n + 1] >= width:  # an unclosed fence hides nothing
                 fence = (char, width)
             continue
@@ -239,14 +230,19 @@ def _blocks(text: str) -> list[_Block]:
                 row = (start + content_at + lead, start + len(line.rstrip()))
                 b.blocks.append(_Block([row], row=True))
             continue
-        item = _LIST_RE.match(body)
-        if item is not None:
-            b.flush()
-            b.plain = False
-            content_at += item.end()
-        b.current.append((start + content_at, end))
+        _item_or_prose(b, body, start + content_at, end)
     b.flush()
     return b.blocks
+
+
+def _item_or_prose(b: _BlockBuilder, body: str, at: int, end: int) -> None:
+    """A list item starts a block of its own (its marker excluded); other prose continues one."""
+    item = _LIST_RE.match(body)
+    if item is not None:
+        b.flush()
+        b.plain = False
+        at += item.end()
+    b.current.append((at, end))
 
 
 def _is_table_header_or_delimiter(
@@ -272,192 +268,179 @@ def _mask(text: str, segments: list[tuple[int, int]]) -> str:
 
 # --- sentences ----------------------------------------------------------------------------------
 
+#: A citation token (the grammar of ``worker.core.citations``, overlong ids included). The grammar
+#: has no context, so the tokens of a block are exactly this pattern's matches in its text.
+_TOKEN = r"\[(?:OBS|DOC|EVT)-[0-9]++\]"  # noqa: S105 -- a pattern, not a password
+#: The next place the scanner must act on, inside a sentence (one C-level search per stop):
+#: - a backtick (an inline code span, opaque);
+#: - a ``:`` that ends its line after closers and attached tokens (``tail``: where the sentence
+#:   ends); any other colon ends nothing;
+#: - a terminator run (``run``), its closers, then attached tokens (``att``, whitespace between
+#:   allowed) or whitespace or the end: ``att`` ends where the sentence would, the match where
+#:   the next one may start (past whitespace). Any other run ends nothing. Runs are whole: the
+#:   scan never starts inside one, and the run is possessive, so no later position of a run that
+#:   fails can match either.
+#: Tokens need no stop: they hold none of these characters, so stepping over one changes nothing.
+_CLOSER_SET = f"[{re.escape(_CLOSERS)}]"
+_STOP_RE = re.compile(
+    r"`"
+    rf"|:(?=(?P<tail>{_CLOSER_SET}*+(?:\s*+{_TOKEN})*+)[ \t\r]*+(?:\n|\Z))"
+    rf"|(?P<run>[{_TERMINATORS}]++){_CLOSER_SET}*+(?P<att>(?:\s*+{_TOKEN})++|(?=\s|\Z))\s*+"
+)
+#: Text with no letter or digit outside tokens (``[\W_]`` is exactly ``not str.isalnum()``).
+_NO_WORDS_RE = re.compile(rf"(?:{_TOKEN}|[\W_])*+")
+_DIGITS = frozenset("0123456789")
 
-def _split(
-    m: str, token_end: dict[int, int], whole: bool = False, first_only: bool = False
-) -> list[tuple[int, int, bool]]:
+
+def _split(m: str, whole: bool = False, first_only: bool = False) -> list[tuple[int, int, bool]]:
     """Sentences of one block of masked text: ``(start, end, is_assertion)``; ``whole``: one.
 
-    ``token_end`` maps the start of each token of ``m`` to its end. ``first_only``: stop after
-    the first assertion (its flag is final when emitted; only its end could still grow).
+    One pass, every index moving forward (linear in the block). ``first_only``: stop after the
+    first assertion (its flag is final when emitted; only its end could still grow).
     """
-    splitter = _Splitter(m, token_end, first_only)
+    out: list[tuple[int, int, bool]] = []
     if whole:
-        splitter.emit(0, len(m.rstrip()))
-    else:
-        splitter.run()
-    return splitter.out
-
-
-class _Splitter:
-    """One pass over one block; every index moves forward, so it is linear in the block."""
-
-    def __init__(self, m: str, token_end: dict[int, int], first_only: bool = False) -> None:
-        self.m = m
-        self.token_end = token_end
-        self.token_start = {e: s for s, e in token_end.items()}
-        self.first_only = first_only
-        self.no_code_closer: dict[int, int] = {}
-        self.out: list[tuple[int, int, bool]] = []
-
-    def run(self) -> None:
-        m = self.m
-        start: int | None = None
-        i = 0
-        while i < len(m):
-            if start is None:
-                found = _NON_SPACE_RE.search(m, i)
-                if found is None:
-                    break
-                i = start = found.start()
-            else:
-                found = _INTERESTING_RE.search(m, i)
-                if found is None:
-                    break
-                i = found.start()
-            c = m[i]
-            if i in self.token_end:
-                i = self.token_end[i]
-            elif c == "`":
-                i = self.code_span_end(i)
-            elif c in _TERMINATORS or c == ":":
-                end, i = self.terminator(i) if c != ":" else self.colon(i)
-                if end is not None:
-                    self.emit(start, end)
-                    start = None
-                    if self.first_only and self.out and self.out[-1][2]:
-                        return
-            else:
-                i += 1
-        if start is not None:
-            end = len(m)
-            while end > start and m[end - 1].isspace():
-                end -= 1
-            self.emit(start, end)
-
-    def terminator(self, i: int) -> tuple[int | None, int]:
-        """``(sentence end or None, where to continue)`` for a terminator run at ``i``."""
-        m = self.m
-        j = i
-        while j < len(m) and m[j] in _TERMINATORS:
-            j += 1
-        k = j
-        while k < len(m) and m[k] in _CLOSERS:
-            k += 1
-        if (k == len(m) or m[k].isspace() or k in self.token_end) and self.ends(i, j, k):
-            end = self.attach_tokens(k)
-            return end, end
-        return None, j
-
-    def colon(self, i: int) -> tuple[int | None, int]:
-        """A ``:`` ends a sentence only at the end of its line (after closers and tokens)."""
-        m = self.m
-        k = i + 1
-        while k < len(m) and m[k] in _CLOSERS:
-            k += 1
-        end = self.attach_tokens(k)
-        rest = end
-        while rest < len(m) and m[rest] in " \t\r":
-            rest += 1
-        if rest == len(m) or m[rest] == "\n":
-            return end, end
-        return None, i + 1
-
-    def emit(self, start: int, end: int) -> None:
-        """Add a sentence, or fold a fragment without words into the previous sentence."""
-        if not self.has_words(start, end):
-            if self.out:
-                prev_start, _, prev_assertion = self.out[-1]
-                self.out[-1] = (prev_start, end, prev_assertion)
-            return
-        self.out.append((start, end, self.is_assertion(start, end)))
-
-    def has_words(self, start: int, end: int) -> bool:
-        i = start
-        while i < end:
-            if i in self.token_end:
-                i = self.token_end[i]
-                continue
-            if self.m[i].isalnum():
-                return True
-            i += 1
-        return False
-
-    def is_assertion(self, start: int, end: int) -> bool:
-        """False for a question or a sentence ending in ``:`` (trailing tokens, closers ignored)."""
-        m = self.m
-        pos = end
-        while pos > start:
-            if m[pos - 1].isspace():
-                pos -= 1
-            elif pos in self.token_start and self.token_start[pos] >= start:
-                pos = self.token_start[pos]
-            elif m[pos - 1] in _CLOSERS:
-                pos -= 1
-            else:
-                break
-        run_end = pos
-        while pos > start and m[pos - 1] in _TERMINATORS:
-            pos -= 1
-        if "?" in m[pos:run_end]:
-            return False
-        return not (pos == run_end and pos > start and m[pos - 1] == ":")
-
-    def attach_tokens(self, k: int) -> int:
-        """The end of the citation tokens (whitespace between allowed) from ``k`` on."""
-        m = self.m
-        end = k
-        pos = k
+        end = len(m.rstrip())
+        _emit(m, out, 0, end, _is_assertion(m, 0, end))
+        return out
+    code: _CodeSpans | None = None
+    search_stop = _STOP_RE.search
+    pos = 0
+    while True:
+        if pos == len(m):
+            return out
+        if m[pos].isspace():
+            found = _NON_SPACE_RE.search(m, pos)
+            if found is None:
+                return out
+            pos = found.start()
+        start = pos
         while True:
-            while pos < len(m) and m[pos].isspace():
-                pos += 1
-            if pos in self.token_end:
-                pos = self.token_end[pos]
-                end = pos
+            stop = search_stop(m, pos)
+            if stop is None:
+                end = len(m.rstrip())
+                _emit(m, out, start, end, _is_assertion(m, start, end))
+                return out
+            i = stop.start()
+            c = m[i]
+            if c == "`":
+                code = code or _CodeSpans(m)
+                pos = code.end(i)
+                continue
+            if c == ":":
+                pos = end = stop.end("tail")
+                _emit(m, out, start, end, False)
             else:
-                return end
+                end = stop.end("att")
+                j = stop.end("run")
+                if (
+                    j - i == 1
+                    and c == "."
+                    and i
+                    and (m[i - 1].isalpha() or m[i - 1] == ".")  # else no abbreviation
+                    and not _period_ends(m, i, stop.start("att"), end)
+                ):
+                    pos = j
+                    continue
+                _emit(m, out, start, end, "?" not in m[i:j])
+                pos = stop.end()
+            if first_only and out and out[-1][2]:
+                return out
+            break
 
-    def ends(self, i: int, j: int, k: int) -> bool:
-        """Whether the terminator run ``m[i:j]`` (closers up to ``k``) ends a sentence."""
-        m = self.m
-        if j - i > 1 or m[i] != ".":
-            return True
-        w = i
-        while w > 0 and (m[w - 1].isalpha() or m[w - 1] == "."):
-            w -= 1
-        word = m[w:i].lower()
-        if not word or (w > 0 and m[w - 1].isdigit()):  # "2023." or "1st." is no abbreviation
-            return True
-        if word in NEVER_END:
-            return False
-        after = self.attach_tokens(k)
-        cited = after > k
-        while after < len(m) and m[after].isspace():
-            after += 1
-        nxt = m[after] if after < len(m) else ""
-        if word in BEFORE_NUMBER:
-            return not nxt.isdigit()
-        if len(word) == 1 and m[w].isupper():
-            return cited
-        if word in UNLESS_CAPITAL or _is_initialism(word):
-            return nxt == "" or not nxt.isalpha() or nxt.isupper()
+
+def _emit(m: str, out: list[tuple[int, int, bool]], start: int, end: int, assertion: bool) -> None:
+    """Add a sentence, or fold a fragment without words into the previous sentence."""
+    if m[start].isalnum() or _NO_WORDS_RE.fullmatch(m, start, end) is None:
+        out.append((start, end, assertion))
+    elif out:
+        prev_start, _, prev_assertion = out[-1]
+        out[-1] = (prev_start, end, prev_assertion)
+
+
+def _is_assertion(m: str, start: int, end: int) -> bool:
+    """False for a question or a sentence ending in ``:`` (trailing tokens, closers ignored)."""
+    pos = end
+    while pos > start:
+        if m[pos - 1].isspace():
+            pos -= 1
+        elif (token := _token_ending_at(m, start, pos)) is not None:
+            pos = token
+        elif m[pos - 1] in _CLOSERS:
+            pos -= 1
+        else:
+            break
+    run_end = pos
+    while pos > start and m[pos - 1] in _TERMINATORS:
+        pos -= 1
+    if "?" in m[pos:run_end]:
+        return False
+    return not (pos == run_end and pos > start and m[pos - 1] == ":")
+
+
+def _token_ending_at(m: str, start: int, pos: int) -> int | None:
+    """The start of the token ``m[t:pos]`` with ``t >= start``, if there is one.
+
+    Linear overall: the digits looked at belong to the token (skipped next), or the walk stops.
+    """
+    if m[pos - 1] != "]":
+        return None
+    d = pos - 1
+    while d > start and m[d - 1] in _DIGITS:
+        d -= 1
+    t = d - 5
+    if d < pos - 1 and t >= start and m[t] == "[" and m[t + 1 : d] in ("OBS-", "DOC-", "EVT-"):
+        return t
+    return None
+
+
+def _period_ends(m: str, i: int, k: int, after: int) -> bool:
+    """Whether a single ``.`` at ``i`` (closers up to ``k``, tokens attached up to ``after``)
+    ends its sentence, or closes an abbreviation."""
+    w = i
+    while w > 0 and (m[w - 1].isalpha() or m[w - 1] == "."):
+        w -= 1
+    word = m[w:i].lower()
+    if not word or (w > 0 and m[w - 1].isdigit()):  # "2023." or "1st." is no abbreviation
         return True
+    if word in NEVER_END:
+        return False
+    cited = after > k
+    following = _NON_SPACE_RE.search(m, after)
+    nxt = m[following.start()] if following is not None else ""
+    if word in BEFORE_NUMBER:
+        return not nxt.isdigit()
+    if len(word) == 1 and m[w].isupper():
+        return cited
+    if word in UNLESS_CAPITAL or _is_initialism(word):
+        return nxt == "" or not nxt.isalpha() or nxt.isupper()
+    return True
 
-    def code_span_end(self, i: int) -> int:
+
+class _CodeSpans:
+    """Inline code spans of one block, remembering the widths that have no closer left."""
+
+    __slots__ = ("m", "no_closer")
+
+    def __init__(self, m: str) -> None:
+        self.m = m
+        self.no_closer: dict[int, int] = {}
+
+    def end(self, i: int) -> int:
         """Past the inline code span opening at ``i``, or past its backtick run if unclosed."""
         m = self.m
         j = i
         while j < len(m) and m[j] == "`":
             j += 1
         width = j - i
-        if self.no_code_closer.get(width, len(m) + 1) <= i:
+        if self.no_closer.get(width, len(m) + 1) <= i:
             return j
         pos = j
         run = "`" * width
         while True:
             q = m.find(run, pos)
             if q < 0:
-                self.no_code_closer[width] = i
+                self.no_closer[width] = i
                 return j
             r = q
             while r < len(m) and m[r] == "`":
