@@ -11,16 +11,14 @@ checkout (default: this repository), whose ``scripts/services`` stops and starts
 
 from __future__ import annotations
 
-import contextlib
 import os
-import subprocess
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import asyncpg
 import pytest
-from harness import WorkerProcess
+from harness import ServiceControl, WorkerProcess
 
 from worker.settings import Settings
 from worker.stores.demo import seed
@@ -77,38 +75,6 @@ async def pg(servers: Servers) -> AsyncIterator[Any]:
 def testbed_dir() -> Path:
     """The checkout whose ``scripts/services`` runs the servers under test."""
     return Path(os.environ.get("TESTBED_DIR") or REPO_ROOT)
-
-
-class ServiceControl:
-    """Stop and start one server of the bed (``scripts/services stop|start``)."""
-
-    def __init__(self, bed: Path) -> None:
-        self.bed = bed
-        self.script = bed / "scripts" / "services"
-
-    def _run(self, action: str, service: str) -> None:
-        subprocess.run(
-            [str(self.script), action, service],
-            cwd=self.bed,
-            check=True,
-            capture_output=True,
-            timeout=180,
-        )
-
-    def stop(self, service: str) -> None:
-        self._run("stop", service)
-
-    def start(self, service: str) -> None:
-        self._run("start", service)
-
-    @contextlib.contextmanager
-    def stopped(self, service: str) -> Iterator[None]:
-        """``service`` is down inside the block and always up again after it."""
-        try:
-            self.stop(service)
-            yield
-        finally:
-            self.start(service)
 
 
 @pytest.fixture(scope="session")

@@ -32,7 +32,7 @@ import sys
 import time
 import urllib.request
 from collections import defaultdict
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -356,6 +356,42 @@ async def running(worker: WorkerProcess) -> AsyncIterator[tuple[WorkerProcess, B
             yield worker, bus
     finally:
         await worker.stop()
+
+
+# --------------------------------------------------------------------------------------------------
+# Outage control
+
+
+class ServiceControl:
+    """Stop and start one server of the bed (``scripts/services stop|start``)."""
+
+    def __init__(self, bed: Path) -> None:
+        self.bed = bed
+        self.script = bed / "scripts" / "services"
+
+    def _run(self, action: str, service: str) -> None:
+        subprocess.run(
+            [str(self.script), action, service],
+            cwd=self.bed,
+            check=True,
+            capture_output=True,
+            timeout=180,
+        )
+
+    def stop(self, service: str) -> None:
+        self._run("stop", service)
+
+    def start(self, service: str) -> None:
+        self._run("start", service)
+
+    @contextlib.contextmanager
+    def stopped(self, service: str) -> Iterator[None]:
+        """``service`` is down inside the block and always up again after it."""
+        try:
+            self.stop(service)
+            yield
+        finally:
+            self.start(service)
 
 
 # --------------------------------------------------------------------------------------------------
