@@ -26,7 +26,7 @@ Decisions (contract §3.3):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from worker.core.evidence import CitationRef, EvidenceKind
@@ -196,44 +196,140 @@ def extract(
 
     Overlong tokens are left out: call ``find_overlong_ids`` first and fail the draft on any.
     ``tokens`` finds the tokens of one string (a per-draft ``Tokens`` memo shares the scan).
-    The walk is ``_walk``'s, minus the nodes that cannot hold a citation: a string without ``[``
-    and a scalar in a plain data position are never pushed, and a path is only built for what is.
+    The walk is ``_walk``'s, minus the nodes that cannot hold a citation (a string without ``[``,
+    a scalar in a plain data position), with one function per structured role: the contract's
+    positions are a few fixed levels (root, unit list, unit, citation list, grounding), so only
+    plain data needs the general walk (an explicit stack: no recursion limit).
     """
     found: list[Occurrence] = []
-    stack: list[tuple[str, Any, str]] = [("", output, "root")]
-    while stack:
-        path, value, role = stack.pop()
-        if role == "entry":
-            found.append(_new(Occurrence, (entry_ref(value, path), path, False)))
-        elif role == "observation":
-            found.append(_new(Occurrence, (observation_ref(value, path), path, False)))
-        if isinstance(value, str):
-            found.extend(_new(Occurrence, (t.ref, path, True)) for t in tokens(value))
-            continue
-        children: list[tuple[str, Any, str]] = []
-        if isinstance(value, Mapping):
-            for key, child in value.items():
-                if isinstance(child, str):
-                    if "[" in child:
-                        children.append((join_path(path, str(key)), child, "data"))
-                elif isinstance(child, list | tuple | Mapping):
-                    child_role = _child_role(role, key, child)
-                    children.append((join_path(path, str(key)), child, child_role))
-        elif isinstance(value, list | tuple):
-            item_role = _ITEM_ROLE.get(role, "data")
-            every = item_role in _LEAF_ROLES
-            for i, child in enumerate(value):
-                if every or _may_cite(child):
-                    children.append((f"{path}[{i}]", child, item_role))
-        stack.extend(reversed(children))
+    if _shape(output) is _MAP:
+        _root(found, tokens, output)
+    else:
+        _data(found, tokens, "", output)
     return found
+
+
+_Found = list[Occurrence]
+_Scan = Callable[[str], list[TokenMatch]]
+#: What the walk needs to know of a value: string, list-like, mapping, or anything else.
+_STR, _SEQ, _MAP, _SCALAR = "str", "seq", "map", "scalar"
+_SHAPES: dict[type, str] = {
+    str: _STR,
+    list: _SEQ,
+    tuple: _SEQ,
+    dict: _MAP,
+    int: _SCALAR,
+    float: _SCALAR,
+    bool: _SCALAR,
+    type(None): _SCALAR,
+}
+
+
+def _shape(value: Any) -> str:
+    """``_STR``, ``_SEQ`` (list or tuple), ``_MAP`` (any Mapping) or ``_SCALAR``; the exact JSON
+    types by one lookup, anything else by ``isinstance`` (subclasses, other mappings)."""
+    shape = _SHAPES.get(type(value))
+    if shape is not None:
+        return shape
+    if isinstance(value, str):
+        return _STR
+    if isinstance(value, list | tuple):
+        return _SEQ
+    return _MAP if isinstance(value, Mapping) else _SCALAR
+
+
+def _inline(found: _Found, tokens: _Scan, path: str, text: str) -> None:
+    if "[" in text:
+        found.extend([_new(Occurrence, (t[0], path, True)) for t in tokens(text)])
+
+
+def _root(found: _Found, tokens: _Scan, output: Mapping[Any, Any]) -> None:
+    for key, child in output.items():
+        shape = _shape(child)
+        if shape is _STR:
+            _inline(found, tokens, str(key), child)
+        elif shape is _SEQ:
+            if key == "citations":
+                _entries(found, tokens, str(key), child)
+            elif key in _UNIT_LISTS:
+                _units(found, tokens, str(key), child)
+            else:
+                _data(found, tokens, str(key), child)
+        elif shape is _MAP:
+            if key == "grounding":
+                _grounding(found, tokens, str(key), child)
+            else:
+                _data(found, tokens, str(key), child)
+
+
+def _entries(found: _Found, tokens: _Scan, path: str, items: Sequence[Any]) -> None:
+    """A structured citation list: every item is an entry (its strings are plain data)."""
+    for i, item in enumerate(items):
+        at = f"{path}[{i}]"
+        found.append(_new(Occurrence, (entry_ref(item, at), at, False)))
+        _data(found, tokens, at, item)
+
+
+def _units(found: _Found, tokens: _Scan, path: str, items: Sequence[Any]) -> None:
+    """``claims``/``sections``/``timeline``: each item may hold a structured citation list."""
+    for i, item in enumerate(items):
+        shape = _shape(item)
+        if shape is _MAP:
+            at = f"{path}[{i}]"
+            for key, child in item.items():
+                inner = _shape(child)
+                if inner is _STR:
+                    _inline(found, tokens, f"{at}.{key!s}", child)
+                elif inner is _SEQ and key == "citations":
+                    _entries(found, tokens, f"{at}.{key!s}", child)
+                elif inner is _SEQ or inner is _MAP:
+                    _data(found, tokens, f"{at}.{key!s}", child)
+        elif shape is _STR:
+            _inline(found, tokens, f"{path}[{i}]", item)
+        elif shape is _SEQ:
+            _data(found, tokens, f"{path}[{i}]", item)
+
+
+def _grounding(found: _Found, tokens: _Scan, path: str, grounding: Mapping[Any, Any]) -> None:
+    """A proposal's grounding: ``observations`` are bare OBS ids."""
+    for key, child in grounding.items():
+        shape = _shape(child)
+        if shape is _STR:
+            _inline(found, tokens, f"{path}.{key!s}", child)
+        elif shape is _SEQ and key == "observations":
+            for k, value in enumerate(child):
+                at = f"{path}.{key!s}[{k}]"
+                found.append(_new(Occurrence, (observation_ref(value, at), at, False)))
+        elif shape is _SEQ or shape is _MAP:
+            _data(found, tokens, f"{path}.{key!s}", child)
+
+
+def _data(found: _Found, tokens: _Scan, path: str, value: Any) -> None:
+    """Plain data: the tokens of every string below ``value``, in document order."""
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        path, value = stack.pop()
+        shape = _shape(value)
+        if shape is _STR:
+            _inline(found, tokens, path, value)
+        elif shape is _MAP:
+            stack.extend(
+                reversed(
+                    [(join_path(path, str(k)), v) for k, v in value.items() if _may_cite(v)]
+                )
+            )
+        elif shape is _SEQ:
+            stack.extend(
+                reversed([(f"{path}[{i}]", v) for i, v in enumerate(value) if _may_cite(v)])
+            )
 
 
 def _may_cite(value: Any) -> bool:
     """Whether a plain data value could hold a citation: a container, or a string with ``[``."""
-    if isinstance(value, str):
+    shape = _shape(value)
+    if shape is _STR:
         return "[" in value
-    return isinstance(value, list | tuple | Mapping)
+    return shape is not _SCALAR
 
 
 def find_overlong_ids(output: Mapping[str, Any]) -> list[IdTooLong]:
@@ -243,7 +339,16 @@ def find_overlong_ids(output: Mapping[str, Any]) -> list[IdTooLong]:
 
 def entry_ref(value: Any, path: str) -> CitationRef:
     """The ref of a structured ``{kind, id}`` entry; ``ValueError`` if it is not schema-valid."""
-    if isinstance(value, Mapping):
+    ref = entry_ref_or_none(value)
+    if ref is None:
+        raise ValueError(f"structured citation at {path} is not a valid {{kind, id}}")
+    return ref
+
+
+def entry_ref_or_none(value: Any) -> CitationRef | None:
+    """``entry_ref`` without the path: ``None`` if ``value`` is not a valid ``{kind, id}``
+    (for callers that build the path only to report that)."""
+    if type(value) is dict or isinstance(value, Mapping):
         kind = value.get("kind")
         ident = value.get("id")
         if (
@@ -253,8 +358,8 @@ def entry_ref(value: Any, path: str) -> CitationRef:
             and not isinstance(ident, bool)
             and ident >= 0
         ):
-            return CitationRef(_KINDS[kind], ident)
-    raise ValueError(f"structured citation at {path} is not a valid {{kind, id}}")
+            return _new(CitationRef, (_KINDS[kind], ident))
+    return None
 
 
 def observation_ref(value: Any, path: str) -> CitationRef:

@@ -14,9 +14,12 @@ from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from worker.core.citations import Tokens, entry_ref, observation_ref
+from worker.core.citations import Tokens, entry_ref, entry_ref_or_none, observation_ref
 from worker.core.evidence import CitationRef
 from worker.core.sentences import has_assertion, sentence_spans
+
+#: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.
+_new = tuple.__new__
 
 __all__ = ["ClaimUnit", "UnitKind", "claim_units", "sentence_spans"]
 
@@ -71,17 +74,18 @@ def _answer_units(output: Mapping[str, Any], tokens: Tokens) -> list[ClaimUnit]:
     if isinstance(markdown, str):
         found = tokens(markdown)
         starts = [t.start for t in found]
-        spans = sentence_spans(markdown, tokens.spans(markdown))
-        for index, span in enumerate(spans):
+        sentence = UnitKind.SENTENCE
+        for index, span in enumerate(sentence_spans(markdown)):
             start, end = span
             inside = found[bisect_left(starts, start) : bisect_left(starts, end)]
             refs = tuple(dict.fromkeys([t.ref for t in inside]))
             text = markdown[start:end]
-            units.append(ClaimUnit(UnitKind.SENTENCE, "answer_markdown", text, span, refs, index))
+            units.append(_new(ClaimUnit, (sentence, "answer_markdown", text, span, refs, index)))
     for i, claim in enumerate(_items(output.get("claims"))):
         text = _text(claim.get("text"))
-        refs = _distinct([*_inline(text, tokens), *_structured(claim, f"claims[{i}]")])
-        units.append(ClaimUnit(UnitKind.CLAIM, f"claims[{i}]", text, None, refs, i))
+        path = f"claims[{i}]"
+        refs = _distinct([*_inline(text, tokens), *_structured(claim, path)])
+        units.append(_new(ClaimUnit, (UnitKind.CLAIM, path, text, None, refs, i)))
     return units
 
 
@@ -89,7 +93,7 @@ def _report_units(output: Mapping[str, Any], tokens: Tokens) -> list[ClaimUnit]:
     units: list[ClaimUnit] = []
     for i, section in enumerate(_items(output.get("sections"))):
         body = _text(section.get("body_markdown"))
-        if not has_assertion(body, tokens.spans(body)):
+        if not has_assertion(body):
             continue
         heading = _text(section.get("heading"))
         structured = _structured(section, f"sections[{i}]")
@@ -135,7 +139,13 @@ def _structured(item: Mapping[str, Any], path: str) -> list[CitationRef]:
     entries = item.get("citations")
     if not isinstance(entries, list | tuple):
         return []
-    return [entry_ref(e, f"{path}.citations[{j}]") for j, e in enumerate(entries)]
+    refs: list[CitationRef] = []
+    for e in entries:
+        ref = entry_ref_or_none(e)
+        if ref is None:  # the path is built only to name an invalid entry: entry_ref raises
+            ref = entry_ref(e, f"{path}.citations[{len(refs)}]")
+        refs.append(ref)
+    return refs
 
 
 def _distinct(refs: Iterable[CitationRef]) -> tuple[CitationRef, ...]:
