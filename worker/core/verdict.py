@@ -267,8 +267,14 @@ def evaluate(
     hidden = frozenset(r for r, s in resolutions.items() if s in HIDDEN)
     first_quote, worst = _quotes(output, resolutions, evidence, failures)
 
-    verdicts = [
-        UnitVerdict(u, unit_status(u, resolutions, policy.lost_support)) for u in prepared.units
+    resolved = frozenset(r for r, s in resolutions.items() if s is Resolution.RESOLVED)
+    cited, lost = UnitStatus.CITED, policy.lost_support
+    verdicts = [  # a unit with a resolved ref is cited: the common case needs no unit_status
+        _new(
+            UnitVerdict,
+            (u, cited if not resolved.isdisjoint(u.refs) else unit_status(u, resolutions, lost)),
+        )
+        for u in prepared.units
     ]
     refused = False
     for unit, status in verdicts:
@@ -304,7 +310,6 @@ def evaluate(
         )
     failures.sort(key=lambda f: _CODE_ORDER[f.code])
 
-    resolved = frozenset(r for r, s in resolutions.items() if s is Resolution.RESOLVED)
     none = QuoteCheck.NONE
     citations = tuple(
         [
