@@ -6,11 +6,16 @@ from typing import Any
 
 import pytest
 from fixtures import good_answer, good_proposal, good_report
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from worker.core.failures import FailureCode
 from worker.core.outputs import (
+    _ADAPTERS,
+    MAX_DEPTH,
     SCHEMA_FIELDS,
     ValidatedOutput,
+    _scan,
     format_path,
     validate_output,
 )
@@ -233,3 +238,46 @@ def test_format_path() -> None:
 def test_unknown_kind_and_non_object() -> None:
     assert paths("essay", {}) == [("schema_invalid", None)]
     assert paths("answer", ["x"]) == [("schema_invalid", None)]
+
+
+def _schema_depth(node: Any, defs: dict[str, Any]) -> int:
+    """Containers an instance of a JSON Schema can nest (the object itself is level 1)."""
+    if "$ref" in node:
+        return _schema_depth(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
+    alternatives = node.get("anyOf") or node.get("oneOf") or node.get("allOf")
+    if alternatives:
+        return max(_schema_depth(a, defs) for a in alternatives)
+    kind = node.get("type")
+    if kind == "object":
+        assert node.get("additionalProperties") is False, node  # no free-form value
+        return 1 + max((_schema_depth(p, defs) for p in node["properties"].values()), default=0)
+    if kind == "array":
+        return 1 + _schema_depth(node["items"], defs)
+    assert kind in {"string", "integer", "number", "boolean", "null"}, node  # no Any
+    return 0
+
+
+@pytest.mark.parametrize("kind", ["answer", "report", "proposal"])
+def test_a_schema_valid_output_is_never_too_deep(kind: str) -> None:
+    """validate_output walks for depth only when the schema rejects an output: this is why."""
+    schema = _ADAPTERS[kind].json_schema()
+    assert _schema_depth(schema, schema.get("$defs", {})) <= 6 < MAX_DEPTH
+
+
+_DIGITS = st.sampled_from(["7", "1" * 1000, "2" * 1001, "0" * 1006, "x", " ", "[OBS-", "]"])
+_TEXT = st.lists(_DIGITS, max_size=4).map("".join)
+
+
+@given(markdown=_TEXT, quote=_TEXT, claim=_TEXT, ident=st.sampled_from([1, 2**70, 10**999]))
+@settings(max_examples=200, deadline=None)
+def test_long_digit_run_flag_is_the_walks(
+    markdown: str, quote: str, claim: str, ident: int
+) -> None:
+    obj = {
+        "answer_markdown": markdown,
+        "citations": [{"kind": "OBS", "id": ident, "quote": quote}],
+        "claims": [{"text": claim, "citations": []}],
+    }
+    result = validate_output("answer", obj)
+    assert isinstance(result, ValidatedOutput)
+    assert result.long_digit_run is _scan(obj)[1]
