@@ -62,6 +62,9 @@ class Settings(BaseSettings):
 
     # --- the worker ------------------------------------------------------------------------------
     app_id: str = "grounding-worker"
+    #: Kafka consumer-group session timeout: how long a crashed worker keeps its partitions
+    #: before the group hands them to another member (or to itself, restarted).
+    broker_session_timeout_s: float = Field(default=60.0, ge=6.0)
     batch_size: int = Field(default=200, ge=1)
     batch_wait_s: float = Field(default=0.05, gt=0)
     #: Drafts larger than this are dead-lettered as ``oversized`` (contract §2).

@@ -167,6 +167,8 @@ class WorkerProcess:
             "GW_BATCH_WAIT_S": "0.05",
             "GW_DEADLINE_SCAN_INTERVAL_S": "0.5",
             "GW_STORE_TIMEOUT_S": "2",
+            # A SIGKILLed worker's partitions come back after this, not Faust's default 60 s.
+            "GW_BROKER_SESSION_TIMEOUT_S": "8",
             "PYTHONUNBUFFERED": "1",
             **topics_env(self.topics),
         }

@@ -85,6 +85,7 @@ def build_app(
         producer_max_request_size=4 * settings.max_draft_bytes + FRAMING_BYTES,
         producer_acks=-1,
         broker_commit_interval=1.0,
+        broker_session_timeout=settings.broker_session_timeout_s,
         web_enabled=True,
         web_port=settings.web_port,
         web_bind=settings.web_host,
