@@ -267,7 +267,13 @@ def _entries(found: _Found, tokens: _Scan, path: str, items: Sequence[Any]) -> N
     for i, item in enumerate(items):
         at = f"{path}[{i}]"
         found.append(_new(Occurrence, (entry_ref(item, at), at, False)))
-        _data(found, tokens, at, item)
+        for key, child in item.items():  # a Mapping: entry_ref checked it
+            shape = _shape(child)
+            if shape is _STR:
+                if "[" in child:
+                    _inline(found, tokens, f"{at}.{key!s}", child)
+            elif shape is not _SCALAR:
+                _data(found, tokens, f"{at}.{key!s}", child)
 
 
 def _units(found: _Found, tokens: _Scan, path: str, items: Sequence[Any]) -> None:

@@ -322,7 +322,10 @@ def sources_wire(sources: Sequence[SourceValue]) -> list[dict[str, Any]]:
 
 def ledger_wire(rows: Sequence[LedgerValue]) -> list[dict[str, Any]]:
     """``LedgerRow`` dumps of ``rows`` (no optional field)."""
-    return [row._asdict() for row in rows]
+    return [
+        {"kind": k, "source_id": s, "resolution": r, "quote_check": q, "paths": p}
+        for k, s, r, q, p in rows
+    ]
 
 
 def failure_wire(failure: Failure) -> dict[str, Any]:

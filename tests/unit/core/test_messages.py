@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from worker.core.evidence import EvidenceKind, Principal, QuoteCheck, Resolution
 from worker.core.failures import Failure, FailureCode
-from worker.core.ids import ledger_event_id, regenerate_event_id, terminal_event_id
+from worker.core.ids import NAMESPACE, ledger_event_id, regenerate_event_id, terminal_event_id
 from worker.core.messages import (
     MAX_REASONS,
     CitationKey,
@@ -39,6 +42,26 @@ def test_ids_are_deterministic_uuid5() -> None:
     assert uuid.UUID(a).version == 5
     assert regenerate_event_id("acme", "t-1") == regenerate_event_id("acme", "t-1")
     assert ledger_event_id("acme", "t-1", "d-1") == ledger_event_id("acme", "t-1", "d-1")
+
+
+@given(st.text(), st.text(), st.text())
+@settings(max_examples=200, deadline=None)
+def test_ids_are_the_standard_uuid5_of_their_name(tenant: str, turn: str, draft: str) -> None:
+    """The ids are built without a UUID object: the very string uuid.uuid5 gives."""
+    cases: list[tuple[Callable[[], str], tuple[str, ...]]] = [
+        (lambda: terminal_event_id(tenant, turn), ("terminal", tenant, turn)),
+        (lambda: regenerate_event_id(tenant, turn), ("request", tenant, turn, "regenerate")),
+        (lambda: ledger_event_id(tenant, turn, draft), ("ledger", tenant, turn, draft)),
+    ]
+    for made, parts in cases:
+        name = "".join(f"{len(p)}:{p}" for p in parts)
+        try:
+            expected = str(uuid.uuid5(NAMESPACE, name))
+        except UnicodeEncodeError:  # a lone surrogate: both refuse it
+            with pytest.raises(UnicodeEncodeError):
+                made()
+            continue
+        assert made() == expected
 
 
 def test_ids_are_unambiguous() -> None:
