@@ -320,9 +320,7 @@ def _data(found: _Found, tokens: _Scan, path: str, value: Any) -> None:
             _inline(found, tokens, path, value)
         elif shape is _MAP:
             stack.extend(
-                reversed(
-                    [(join_path(path, str(k)), v) for k, v in value.items() if _may_cite(v)]
-                )
+                reversed([(join_path(path, str(k)), v) for k, v in value.items() if _may_cite(v)])
             )
         elif shape is _SEQ:
             stack.extend(

@@ -214,7 +214,7 @@ def _claims_out(
     for unit, status in verdicts:
         if status is UnitStatus.CITED:
             refs = unit.refs
-            cited = tuple([r for r in refs if r in resolved])
+            cited = refs if resolved.issuperset(refs) else tuple([r for r in refs if r in resolved])
             redact = hidden and not hidden.isdisjoint(refs)
             text = remove_tokens(unit.text, hidden) if redact else unit.text
             out.append(_new(ClaimValue, (text, cited, GroundingStatus.CITED)))
@@ -238,19 +238,21 @@ def evaluate(
     resolutions: dict[CitationRef, Resolution] = {}
     paths: dict[CitationRef, dict[str, None]] = {}
     failures = list(prepared.failures)
-    for occ in prepared.occurrences:
-        ref = occ.ref
+    principal = draft.principal
+    for ref, path, _ in prepared.occurrences:
         state = resolutions.get(ref)
         if state is None:
-            state = resolve(ref, evidence.get(ref), draft.principal, retrieval, now)
-            resolutions[ref] = state
-            paths[ref] = {}
-        paths[ref][occ.path] = None
+            state = resolutions[ref] = resolve(ref, evidence.get(ref), principal, retrieval, now)
+            paths[ref] = {path: None}
+        else:
+            paths[ref][path] = None
+        if state is Resolution.RESOLVED:
+            continue
         if state is Resolution.DANGLING:
             failures.append(
                 Failure(
                     code=FailureCode.DANGLING_CITATION,
-                    path=occ.path,
+                    path=path,
                     citation=ref.label,
                     detail="no such source for this tenant",
                 )
@@ -259,7 +261,7 @@ def evaluate(
             failures.append(
                 Failure(
                     code=FailureCode.NOT_IN_RETRIEVAL,
-                    path=occ.path,
+                    path=path,
                     citation=ref.label,
                     detail="not among the sources retrieved for this turn",
                 )
