@@ -120,11 +120,14 @@ def resolve(
     ``retrieval`` is ``None`` when the envelope bound nothing; an empty set binds every citation.
     A hidden id is therefore never reported as ``not_in_retrieval``.
     """
-    if record is None or not ref.queryable:
+    # ``queryable``, ``is_revoked`` and ``may_see`` written out: this runs once per distinct ref.
+    if record is None or not 0 <= ref[1] <= MAX_SOURCE_ID:
         return Resolution.DANGLING
-    if is_revoked(record.revoked_at, now):
+    revoked_at = record.revoked_at
+    if revoked_at is not None and revoked_at <= now:
         return Resolution.REVOKED
-    if not may_see(record.acl, principal):
+    acl = record.acl
+    if acl is not None and principal.acl_entries().isdisjoint(acl):
         return Resolution.ACL_REDACTED
     if retrieval is not None and ref not in retrieval:
         return Resolution.NOT_IN_RETRIEVAL
