@@ -179,6 +179,10 @@ class _BlockBuilder:
 
 def _blocks(text: str) -> list[_Block]:
     """Split Markdown into blocks of prose lines, table rows and headings; code is left out."""
+    if "\n" not in text and ">" not in text:  # one line (a section body, a claim): no markers
+        first = text.lstrip()[:1]
+        if first and first not in _BLOCK_STARTS:
+            return [_Block([(0, len(text))])]
     lines = _lines(text)
     widest: dict[str, list[int]] | None = None  # computed at the first fence opener, if any
     b = _BlockBuilder()
