@@ -119,6 +119,10 @@ def _visible_entries(entries: Sequence[Any], hidden: _Hidden) -> list[Any]:
     return [_scrub(e, hidden) for e in entries if _entry_ref(e) not in hidden.refs]
 
 
+def _plain_key(key: object) -> bool:
+    return isinstance(key, str) and key.isidentifier()
+
+
 def hidden_places(paths: Iterable[str]) -> set[str | tuple[str, int]]:
     """Where the citations at ``paths`` sit: each top-level key, and ``(key, index)`` for an
     item of a top-level list (``claims[2].citations[0]`` -> ``claims``, ``("claims", 2)``)."""
@@ -164,7 +168,9 @@ def redact_output(  # noqa: PLR0917 -- optional helpers from the verdict
     acted = {key for key, _ in items}
     for key, value in output.items():
         untouched = key not in acted and (key != "answer_markdown" or not spans)
-        if untouched and places is not None and key not in places:
+        # Places name top-level keys as paths do; a schema key is an identifier (no "." or "["),
+        # anything else is rebuilt rather than trusted to parse back.
+        if untouched and places is not None and key not in places and _plain_key(key):
             out[key] = value  # nothing hidden in it, nothing hedged or omitted
             continue
         if key == "answer_markdown" and isinstance(value, str):

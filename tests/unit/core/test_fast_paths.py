@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from random_outputs import output
 
-from worker.core.claim_status import UnitVerdict, redact_output, unit_status
-from worker.core.evidence import HIDDEN, resolve
+from worker.core.claim_status import UnitVerdict, hidden_places, redact_output, unit_status
+from worker.core.evidence import HIDDEN, CitationRef, EvidenceKind, resolve
 from worker.core.messages import (
     CitationKey,
     CitationOut,
@@ -129,3 +129,13 @@ def test_messages_written_from_plain_values_are_the_models_bytes(r: random.Rando
     ) == to_json_bytes(
         CouldNotGround(**event, reasons=tuple(ReasonOut(code=f.code, path=f.path) for f in reasons))
     )
+
+
+def test_a_key_that_does_not_parse_back_from_a_path_is_still_redacted() -> None:
+    """Schema keys are identifiers; any other key is rebuilt, never assumed clean."""
+    secret = CitationRef(EvidenceKind.DOC, 4242)
+    output: dict[str, Any] = {"a.b": "x [DOC-4242]", "a[0]": ["y [DOC-4242]"], "c": "z"}
+    places = hidden_places(["a.b", "a[0][0]"])
+    redacted = redact_output(output, [], frozenset({secret}), "hedged", places=places)
+    assert redacted == {"a.b": "x", "a[0]": ["y"], "c": "z"}
+    assert redacted["c"] is output["c"]
