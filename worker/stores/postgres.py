@@ -37,7 +37,7 @@ ConnectionInit = Callable[[Any], Awaitable[None]]
 T = TypeVar("T")
 
 
-class _ConnectionLost(Exception):  # noqa: N818 - private marker, translated below
+class _ConnectionLost(Exception):
     """The server closed a pooled connection under a running statement."""
 
 

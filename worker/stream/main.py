@@ -39,7 +39,7 @@ def run_worker(settings: Settings) -> None:
 
     if settings.run_ledger_sink:
 
-        @app.task
+        @app.task  # type: ignore[untyped-decorator]
         async def ledger_sink() -> None:
             async with PostgresEvidence.connect(settings) as pg:
                 await LedgerSink(settings, pg, metrics).run()
