@@ -285,13 +285,15 @@ def _units(found: _Found, tokens: _Scan, path: str, items: Sequence[Any]) -> Non
             for key, child in item.items():
                 inner = _shape(child)
                 if inner is _STR:
-                    _inline(found, tokens, f"{at}.{key!s}", child)
+                    if "[" in child:  # the path is built only for a string that may cite
+                        _inline(found, tokens, f"{at}.{key!s}", child)
                 elif inner is _SEQ and key == "citations":
                     _entries(found, tokens, f"{at}.{key!s}", child)
                 elif inner is _SEQ or inner is _MAP:
                     _data(found, tokens, f"{at}.{key!s}", child)
         elif shape is _STR:
-            _inline(found, tokens, f"{path}[{i}]", item)
+            if "[" in item:
+                _inline(found, tokens, f"{path}[{i}]", item)
         elif shape is _SEQ:
             _data(found, tokens, f"{path}[{i}]", item)
 
@@ -352,7 +354,12 @@ def entry_ref(value: Any, path: str) -> CitationRef:
 def entry_ref_or_none(value: Any) -> CitationRef | None:
     """``entry_ref`` without the path: ``None`` if ``value`` is not a valid ``{kind, id}``
     (for callers that build the path only to report that)."""
-    if type(value) is dict or isinstance(value, Mapping):
+    if type(value) is dict:  # the JSON case, checked with exact types first
+        kind = value.get("kind")
+        ident = value.get("id")
+        if type(kind) is str and type(ident) is int and ident >= 0 and kind in _KINDS:
+            return _new(CitationRef, (_KINDS[kind], ident))
+    if isinstance(value, Mapping):
         kind = value.get("kind")
         ident = value.get("id")
         if (
