@@ -224,7 +224,7 @@ def chart(doc: dict[str, Any], path: Path) -> None:
     ax1.set_xlabel("offered drafts/s")
     ax1.set_ylabel("drafts/s (log)")
     ax1.set_title("Throughput")
-    ax1.legend(fontsize=7, loc="center right")
+    ax1.legend(fontsize=7, loc="lower right")
     ax2.axhline(100, color="red", linewidth=0.8, label="p99 target 100 ms")
     ax2.set_xlabel("offered drafts/s")
     ax2.set_ylabel("draft → output latency, ms")
