@@ -47,6 +47,11 @@ class Metrics:
             ["partition"],
             registry=r,
         )
+        self.rereads = Counter(
+            "grounding_partition_rereads_total",
+            "Partitions sought back to their committed offset by the stall watchdog.",
+            registry=r,
+        )
         self.ledger_rows = Counter(
             "grounding_ledger_rows_written_total", "Ledger rows the sink inserted.", registry=r
         )

@@ -75,6 +75,10 @@ class Settings(BaseSettings):
     retry_max_backoff_s: float = Field(default=10.0, gt=0)
     #: How long a turn's state is kept after it ends (contract §3.8, default 7 days).
     turn_retention_s: float = Field(default=7 * 24 * 3600, gt=0)
+    #: The stall watchdog: how often it compares committed offsets with the log end while the
+    #: agent is idle, and how long a partition may lag without progress before it is re-read.
+    stall_check_interval_s: float = Field(default=2.0, gt=0)
+    stall_after_s: float = Field(default=6.0, gt=0)
     #: How often the worker looks for regeneration deadlines that have passed.
     deadline_scan_interval_s: float = Field(default=1.0, gt=0)
     #: Per-tenant policies (JSON file of a ``PolicyBook``); the default policy when unset.

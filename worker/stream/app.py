@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,15 +33,23 @@ from worker.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.deadlines import DeadlineScanner
 from worker.stream.dlq import ErrorClass, dead_letter
+from worker.stream.offsets import OffsetGuard
 from worker.stream.pipeline import BatchProcessor
 from worker.stream.publisher import ProducerPublisher
 from worker.stream.records import Incoming, normalize_headers
+from worker.stream.stall_watchdog import OffsetProbe, watch_partitions
 from worker.stream.topic_specs import FRAMING_BYTES
 from worker.stream.turn_table import FaustTurnStore
 
 log = structlog.get_logger("worker.app")
 
 EvidenceFactory = Callable[[Settings], AbstractAsyncContextManager[EvidenceStore]]
+
+#: Prometheus' text format. aiohttp takes the charset apart (it refuses one inside content_type),
+#: and the exposition format is UTF-8 by definition.
+METRICS_CONTENT_TYPE = "; ".join(
+    part for part in CONTENT_TYPE_LATEST.split("; ") if not part.startswith("charset=")
+)
 
 #: The deadline scanner also re-reads the whole table this often (recovered state, expiry).
 FULL_SCAN_EVERY_S = 30.0
@@ -118,27 +126,40 @@ def build_app(
 
     @app.agent(drafts_topic, concurrency=1)
     async def process_drafts(stream: Any) -> AsyncIterator[None]:
+        # Iterate the stream before awaiting anything else: Faust hands the topic to its
+        # conductor only when the agent first iterates it, and a record fetched before that
+        # reaches no channel and is silently passed over. So the adapters open on the first batch.
         publisher = ProducerPublisher(app.producer)
-        async with evidence_factory(settings) as evidence:
-            processor = BatchProcessor(
-                settings=settings,
-                evidence=evidence,
-                turns=turns,
-                publisher=publisher,
-                policies=policies,
-                metrics=metrics,
-                worker_version=__version__,
-                clock=clock,
-            )
+        guard = OffsetGuard()
+        async with AsyncExitStack() as resources:
+            processor: BatchProcessor | None = None
+            probe: OffsetProbe | None = None
             async for events in stream.take_events(
                 settings.batch_size, within=settings.batch_wait_s
             ):
-                batch = [to_incoming(e) for e in events]
+                state["busy"] = True
+                if processor is None:
+                    evidence = await resources.enter_async_context(evidence_factory(settings))
+                    probe = await _open_probe(resources, settings)
+                    processor = BatchProcessor(
+                        settings=settings,
+                        evidence=evidence,
+                        turns=turns,
+                        publisher=publisher,
+                        policies=policies,
+                        metrics=metrics,
+                        worker_version=__version__,
+                        clock=clock,
+                    )
+                batch = await _in_order(
+                    app, settings, guard=guard, probe=probe, state=state, events=events
+                )
                 try:
                     await processor.process(batch)
                 except Exception as exc:  # noqa: BLE001 - the batch failed as a whole: never ack it silently
                     log.error("batch.failed", error=type(exc).__name__, records=len(batch))  # noqa: TRY400
                     await _dead_letter_batch(publisher, settings, batch, type(exc).__name__)
+                state["busy"] = False
                 state["batches"] += 1
                 _update_lag(app, settings, metrics, batch)
                 yield None
@@ -166,6 +187,10 @@ def build_app(
             except Exception as exc:  # noqa: BLE001 - the next tick sends it again
                 log.warning("deadline.send_failed", error=type(exc).__name__)
 
+    @app.task  # type: ignore[untyped-decorator]
+    async def watch_for_stalls() -> None:
+        await watch_partitions(app, settings, metrics, busy=lambda: bool(state.get("busy")))
+
     @app.page("/health")
     async def health(web: Any, request: Any) -> Any:
         return web.json(
@@ -184,9 +209,47 @@ def build_app(
 
     @app.page("/metrics")
     async def metrics_page(web: Any, request: Any) -> Any:
-        return web.bytes(generate_latest(metrics.registry), content_type=CONTENT_TYPE_LATEST)
+        return web.bytes(generate_latest(metrics.registry), content_type=METRICS_CONTENT_TYPE)
 
     return app
+
+
+async def _open_probe(resources: AsyncExitStack, settings: Settings) -> OffsetProbe | None:
+    """The offset probe, or ``None`` when the broker does not answer now (checks then skipped)."""
+    try:
+        return await resources.enter_async_context(OffsetProbe(settings))
+    except Exception as exc:  # noqa: BLE001 - the stall watchdog still covers the gap
+        log.warning("offsets.probe_unavailable", error=type(exc).__name__)
+        return None
+
+
+async def _in_order(
+    app: faust.App,
+    settings: Settings,
+    *,
+    guard: OffsetGuard,
+    probe: OffsetProbe | None,
+    state: dict[str, Any],
+    events: Any,
+) -> list[Incoming]:
+    """The records of a batch that may be decided now, in partition order (see ``offsets``)."""
+    batch = [to_incoming(e) for e in events]
+    generation = app.consumer_generation_id
+    if state.get("generation") != generation:
+        # A rebalance: Faust resumed every partition from its committed offset.
+        guard.reset()
+        state["generation"] = generation
+    unknown = guard.unknown(batch)
+    if unknown and probe is not None:
+        try:
+            guard.start(await probe.starts(unknown))
+        except Exception as exc:  # noqa: BLE001 - without it, the stall watchdog still re-reads
+            log.warning("offsets.probe_failed", error=type(exc).__name__)
+    admitted, seeks = guard.admit(batch)
+    for partition, offset in seeks.items():
+        log.warning("partition.gap", partition=partition, expected=offset)
+        await app.consumer.seek(faust.types.TP(settings.topics.drafts, partition), offset)
+    return admitted
 
 
 async def _dead_letter_batch(
