@@ -22,7 +22,7 @@ from worker.faults import RetriableFault
 from worker.metrics import Metrics
 from worker.settings import Settings
 from worker.stores.ledger_rows import LedgerRecord
-from worker.stream.retry import backoff_delays, with_retries
+from worker.stream.retry import backoff_delays, half_jitter, with_retries
 
 log = structlog.get_logger("worker.ledger_sink")
 
@@ -67,7 +67,9 @@ class LedgerSink:
         self._settings = settings
         self._writer = writer
         self._metrics = metrics
-        self._delay = backoff_delays(settings.retry_initial_backoff_s, settings.retry_max_backoff_s)
+        self._delay = backoff_delays(
+            settings.retry_initial_backoff_s, settings.retry_max_backoff_s, jitter=half_jitter
+        )
         self._stopping = asyncio.Event()
 
     def stop(self) -> None:

@@ -45,7 +45,12 @@ from worker.stream.control import Control, ControlKind, is_control, parse_contro
 from worker.stream.dlq import ErrorClass, dead_letter
 from worker.stream.ports import Publisher, TurnStore
 from worker.stream.records import Headers, Incoming, trace_headers
-from worker.stream.retry import RetryBudgetExhaustedError, backoff_delays, with_retries
+from worker.stream.retry import (
+    RetryBudgetExhaustedError,
+    backoff_delays,
+    half_jitter,
+    with_retries,
+)
 
 log = structlog.get_logger("worker.pipeline")
 
@@ -109,7 +114,9 @@ class BatchProcessor:
         self._metrics = metrics
         self._version = worker_version
         self._clock = clock
-        self._delay = backoff_delays(settings.retry_initial_backoff_s, settings.retry_max_backoff_s)
+        self._delay = backoff_delays(
+            settings.retry_initial_backoff_s, settings.retry_max_backoff_s, jitter=half_jitter
+        )
         names = settings.topics
         self._out_topic = {
             OutTopic.REGENERATE: names.regenerate,
@@ -200,11 +207,16 @@ class BatchProcessor:
             self._metrics.store_retries.inc()
             log.warning("store.retry", attempt=n, fault=type(fault).__name__, wait_s=round(wait, 3))
 
+        # A batch of many tenants must not open more fetches than the pool has connections:
+        # queued on the pool, they would all time out together and retry in lockstep.
+        limit = asyncio.Semaphore(self._settings.postgres_pool_size)
+
         async def fetch_one(tenant: str, refs: set[CitationRef]) -> None:
             async def op() -> Mapping[CitationRef, EvidenceRecord]:
-                with self._metrics.store_latency.time():
-                    report.store_fetches += 1
-                    return await self._evidence.fetch(tenant, refs)
+                async with limit:
+                    with self._metrics.store_latency.time():
+                        report.store_fetches += 1
+                        return await self._evidence.fetch(tenant, refs)
 
             try:
                 evidence[tenant] = await with_retries(

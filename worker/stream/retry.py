@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -20,13 +21,25 @@ class RetryBudgetExhaustedError(Exception):
         self.last = last
 
 
-def backoff_delays(initial_s: float, max_s: float) -> Callable[[int], float]:
-    """Delay before retry ``n`` (1-based): ``initial * 2**(n-1)``, capped at ``max_s``."""
+def backoff_delays(
+    initial_s: float, max_s: float, *, jitter: Callable[[], float] | None = None
+) -> Callable[[int], float]:
+    """Delay before retry ``n`` (1-based): ``initial * 2**(n-1)``, capped at ``max_s``.
+
+    ``jitter`` returns a factor to scale each delay by; :func:`half_jitter` spreads retries so
+    that many fetches failing together (one per tenant of a batch) do not retry in lockstep.
+    """
 
     def delay(n: int) -> float:
-        return float(min(max_s, initial_s * (2 ** min(n - 1, 30))))
+        base = float(min(max_s, initial_s * (2 ** min(n - 1, 30))))
+        return base * jitter() if jitter is not None else base
 
     return delay
+
+
+def half_jitter() -> float:
+    """A factor in [0.5, 1): at least half the backoff, never more than all of it."""
+    return 0.5 + random.random() / 2  # noqa: S311 - spreading retries, not security
 
 
 async def with_retries(
