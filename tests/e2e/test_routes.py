@@ -11,6 +11,7 @@ import asyncio
 import json
 import re
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -528,3 +529,36 @@ async def test_a_replayed_dead_letter_that_fails_again_keeps_its_origin(bus: Bus
     assert headers["dlq.replay.count"] == b"2"
     assert headers["dlq.error.class"] == b"malformed_envelope"
     assert [k for k, _ in dead.headers].count("dlq.replay.count") == 1
+
+
+# --------------------------------------------------------------------------------------------------
+# Operations (runs last in this module: the counters include every route above)
+
+
+async def test_health_and_metrics_report_what_the_worker_did(worker: WorkerProcess) -> None:
+    health = await worker.health()
+    assert health["status"] == "ok"
+    assert health["assigned_partitions"] == list(range(worker.partitions))
+    assert health["batches"] > 0
+
+    def get(url: str) -> tuple[str, str]:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return resp.headers["Content-Type"], resp.read().decode("utf-8")
+
+    content_type, text = await asyncio.to_thread(get, worker.metrics_url)
+    assert content_type.startswith("text/plain")
+
+    def value(sample: str) -> float:
+        line = next(x for x in text.splitlines() if x.startswith(sample + " "))
+        return float(line.rsplit(" ", 1)[1])
+
+    assert value('grounding_drafts_total{outcome="grounded"}') >= 1
+    assert value('grounding_drafts_total{outcome="regenerate"}') >= 1
+    assert value('grounding_drafts_total{outcome="could_not_ground"}') >= 1
+    assert value('grounding_failure_codes_total{code="dangling_citation"}') >= 1
+    assert value('grounding_dead_letters_total{error_class="malformed_envelope"}') >= 1
+    assert value('grounding_dead_letters_total{error_class="oversized"}') >= 1
+    assert value("grounding_store_fetch_seconds_count") >= 1
+    assert value("grounding_batch_size_count") >= 1
+    # The metrics name outcomes, codes and classes: never a citation.
+    assert "DOC-9002" not in text
