@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import itertools
 import json
 import os
@@ -117,6 +118,12 @@ def answer(markdown: str, **fields: Any) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------------------------------
 # The worker process
+
+
+def _die_with_parent() -> None:
+    """In the child: receive SIGTERM when the test process dies, even by SIGKILL (Linux)."""
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 @dataclass
@@ -217,6 +224,7 @@ class WorkerProcess:
                 stderr=err,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,  # noqa: PLW1509 - Popen runs on the loop's thread
             )
         self.starts += 1
         try:
