@@ -56,15 +56,19 @@ class DeadLetter(NamedTuple):
     headers: Headers
 
 
-def replay_count(incoming: Incoming) -> int:
-    """How many times this record has been replayed from the dead-letter topic already."""
-    raw = incoming.header(REPLAY_COUNT)
+def parse_replay_count(raw: bytes | None) -> int:
+    """A ``dlq.replay.count`` header value; 0 when missing or unreadable."""
     if raw is None:
         return 0
     try:
         return max(0, int(raw.decode("ascii")))
     except (UnicodeDecodeError, ValueError):
         return 0
+
+
+def replay_count(incoming: Incoming) -> int:
+    """How many times this record has been replayed from the dead-letter topic already."""
+    return parse_replay_count(incoming.header(REPLAY_COUNT))
 
 
 def dead_letter(

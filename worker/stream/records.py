@@ -25,11 +25,16 @@ class Incoming(NamedTuple):
 
     def header(self, name: str) -> bytes | None:
         """The last value of header ``name``, or ``None``."""
-        found: bytes | None = None
-        for k, v in self.headers:
-            if k == name:
-                found = v
-        return found
+        return last_header(self.headers, name)
+
+
+def last_header(headers: Headers, name: str) -> bytes | None:
+    """The last value of header ``name`` (Kafka allows repeats; the last one wins), or ``None``."""
+    found: bytes | None = None
+    for k, v in headers:
+        if k == name:
+            found = v
+    return found
 
 
 def normalize_headers(raw: Iterable[tuple[str, bytes | None]] | None) -> Headers:

@@ -27,8 +27,8 @@ from enum import StrEnum
 from typing import NamedTuple
 
 from worker.core.envelope import loads_json
-from worker.stream.dlq import ERROR_CLASS, REPLAY_COUNT
-from worker.stream.records import Headers
+from worker.stream.dlq import ERROR_CLASS, REPLAY_COUNT, parse_replay_count
+from worker.stream.records import Headers, last_header
 
 _DURATION = re.compile(r"^(\d+)([smhd])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -47,11 +47,7 @@ class DeadLetterRecord(NamedTuple):
 
     def header(self, name: str) -> bytes | None:
         """The last value of header ``name``, or ``None``."""
-        found: bytes | None = None
-        for k, v in self.headers:
-            if k == name:
-                found = v
-        return found
+        return last_header(self.headers, name)
 
     @property
     def error_class(self) -> str:
@@ -64,14 +60,8 @@ class DeadLetterRecord(NamedTuple):
 
     @property
     def replay_count(self) -> int:
-        """``dlq.replay.count`` (0 when missing or unreadable, like the worker reads it)."""
-        raw = self.header(REPLAY_COUNT)
-        if raw is None:
-            return 0
-        try:
-            return max(0, int(raw.decode("ascii")))
-        except (UnicodeDecodeError, ValueError):
-            return 0
+        """``dlq.replay.count`` (0 when missing or unreadable), read as the worker reads it."""
+        return parse_replay_count(self.header(REPLAY_COUNT))
 
     @property
     def turn(self) -> str:
