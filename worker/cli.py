@@ -48,6 +48,17 @@ def topics(
     raise typer.Exit(topics_command(Settings(), action))
 
 
+@app.command("ledger-sink")
+def ledger_sink() -> None:
+    """Run only the ledger sink: citations.ledger into Postgres citation_ledger, idempotently.
+
+    For deployments that run the worker with GW_RUN_LEDGER_SINK=false and the sink apart.
+    """
+    from worker.stream.main import run_ledger_sink
+
+    run_ledger_sink(Settings())
+
+
 @app.command("seed-demo")
 def seed_demo() -> None:
     """Load the small demo corpus (two tenants, a few users, ACL'd and revoked evidence)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 from pathlib import Path
 
 import faust
@@ -53,3 +54,20 @@ def run_worker(settings: Settings) -> None:
     )
     worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)
     worker.execute_from_commandline()
+
+
+def run_ledger_sink(settings: Settings) -> None:
+    """Run the ledger sink alone until interrupted (SIGINT or SIGTERM)."""
+    configure_logging(settings.log_level, json=settings.log_json)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        async with PostgresEvidence.connect(settings) as pg:
+            sink = LedgerSink(settings, pg, Metrics())
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, sink.stop)
+            log.info("ledger_sink.starting", topic=settings.topics.ledger)
+            await sink.run()
+            log.info("ledger_sink.stopped")
+
+    asyncio.run(main())
