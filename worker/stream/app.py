@@ -37,6 +37,7 @@ from worker.stream.offsets import OffsetGuard
 from worker.stream.pipeline import BatchProcessor
 from worker.stream.publisher import ProducerPublisher
 from worker.stream.records import Incoming, normalize_headers
+from worker.stream.retry import backoff_delays, half_jitter
 from worker.stream.stall_watchdog import OffsetProbe, watch_partitions
 from worker.stream.topic_specs import FRAMING_BYTES
 from worker.stream.turn_table import FaustTurnStore
@@ -139,7 +140,7 @@ def build_app(
             ):
                 state["busy"] = True
                 if processor is None:
-                    evidence = await resources.enter_async_context(evidence_factory(settings))
+                    evidence = await _open_evidence(resources, settings, evidence_factory)
                     probe = await _open_probe(resources, settings)
                     processor = BatchProcessor(
                         settings=settings,
@@ -151,9 +152,13 @@ def build_app(
                         worker_version=__version__,
                         clock=clock,
                     )
-                batch = await _in_order(
-                    app, settings, guard=guard, probe=probe, state=state, events=events
-                )
+                try:
+                    batch = await _in_order(
+                        app, settings, guard=guard, probe=probe, state=state, events=events
+                    )
+                except Exception as exc:  # noqa: BLE001 - never lose the batch in hand over it
+                    log.warning("offsets.guard_failed", error=type(exc).__name__)
+                    batch = [to_incoming(e) for e in events]
                 try:
                     await processor.process(batch)
                 except Exception as exc:  # noqa: BLE001 - the batch failed as a whole: never ack it silently
@@ -212,6 +217,28 @@ def build_app(
         return web.bytes(generate_latest(metrics.registry), content_type=METRICS_CONTENT_TYPE)
 
     return app
+
+
+async def _open_evidence(
+    resources: AsyncExitStack, settings: Settings, factory: EvidenceFactory
+) -> EvidenceStore:
+    """Open the evidence adapters, waiting for as long as it takes.
+
+    A batch is in hand (the adapters open on the first one): an exception here would leave
+    ``take_events``, which acknowledges the batch, so the drafts would be lost. Waiting instead
+    keeps them, and the error is logged at every attempt.
+    """
+    delay = backoff_delays(
+        settings.retry_initial_backoff_s, settings.retry_max_backoff_s, jitter=half_jitter
+    )
+    attempt = 0
+    while True:
+        try:
+            return await resources.enter_async_context(factory(settings))
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            attempt += 1
+            log.error("evidence.open_failed", error=type(exc).__name__, attempt=attempt)  # noqa: TRY400
+            await asyncio.sleep(delay(attempt))
 
 
 async def _open_probe(resources: AsyncExitStack, settings: Settings) -> OffsetProbe | None:
