@@ -52,8 +52,8 @@ METRICS_CONTENT_TYPE = "; ".join(
     part for part in CONTENT_TYPE_LATEST.split("; ") if not part.startswith("charset=")
 )
 
-#: The deadline scanner also re-reads the whole table this often (recovered state, expiry).
-FULL_SCAN_EVERY_S = 30.0
+#: How often the deadline scanner also looks for finished turns past their retention.
+EXPIRY_CHECK_EVERY_S = 30.0
 
 
 def to_incoming(event: Any) -> Incoming:
@@ -171,26 +171,12 @@ def build_app(
 
     @app.timer(interval=settings.deadline_scan_interval_s)  # type: ignore[untyped-decorator]
     async def scan_deadlines() -> None:
-        owned = {
-            tp.partition
-            for tp in app.assignor.assigned_actives()
-            if tp.topic == settings.topics.drafts
-        }
-        if not owned:
-            return
-        now = clock()
-        full = time.monotonic() - state.get("last_full", 0.0) >= FULL_SCAN_EVERY_S
-        if full:
-            state["last_full"] = time.monotonic()
-        publisher = ProducerPublisher(app.producer)
-        for rec in scanner.due(now, owned, full_scan=full):
-            try:
-                ack = await publisher.send(
-                    settings.topics.drafts, rec.key, rec.value, rec.headers, rec.partition
-                )
-                await ack
-            except Exception as exc:  # noqa: BLE001 - the next tick sends it again
-                log.warning("deadline.send_failed", error=type(exc).__name__)
+        await _send_due_controls(app, settings, scanner, state, clock())
+
+    @app.on_rebalance_complete.connect
+    def on_recovered(_sender: Any, /, *_: Any, signal: Any, **__: Any) -> None:
+        # Sent once the tables are recovered: the scanner re-reads them on its next tick.
+        state["recovered"] = True
 
     @app.task  # type: ignore[untyped-decorator]
     async def watch_for_stalls() -> None:
@@ -217,6 +203,35 @@ def build_app(
         return web.bytes(generate_latest(metrics.registry), content_type=METRICS_CONTENT_TYPE)
 
     return app
+
+
+async def _send_due_controls(
+    app: faust.App,
+    settings: Settings,
+    scanner: DeadlineScanner,
+    state: dict[str, Any],
+    now: datetime,
+) -> None:
+    """Append the control records due now for the partitions this process owns."""
+    owned = {
+        tp.partition for tp in app.assignor.assigned_actives() if tp.topic == settings.topics.drafts
+    }
+    if not owned:
+        return
+    rebuild = state.pop("recovered", False) or owned != state.get("owned")
+    state["owned"] = owned
+    expire = time.monotonic() - state.get("last_expiry", 0.0) >= EXPIRY_CHECK_EVERY_S
+    if expire:
+        state["last_expiry"] = time.monotonic()
+    publisher = ProducerPublisher(app.producer)
+    for rec in scanner.due(now, owned, rebuild=rebuild, expire=expire):
+        try:
+            ack = await publisher.send(
+                settings.topics.drafts, rec.key, rec.value, rec.headers, rec.partition
+            )
+            await ack
+        except Exception as exc:  # noqa: BLE001 - the next tick sends it again
+            log.warning("deadline.send_failed", error=type(exc).__name__)
 
 
 async def _open_evidence(

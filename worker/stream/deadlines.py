@@ -1,15 +1,17 @@
 """Which turns need a control record now: regenerations past their deadline, turns past retention.
 
-Pure bookkeeping over the turn store; the timer in ``worker.stream.app`` appends what this returns.
-A record is re-sent at most every ``resend_after_s`` until the turn's state changes, so a record
-lost in a rebalance is sent again by the partition's next owner.
+Pure bookkeeping over the turn store's two small indexes (regenerating turns by deadline, finished
+turns by end time); the timer in ``worker.stream.app`` appends what this returns. Only ``rebuild``
+decodes every turn held, and the app asks for it when a rebalance's recovery completed or the
+partitions it owns changed, never on a timer: with a week of turns that decode would stall the
+event loop for seconds. A record is re-sent at most every ``resend_after_s`` until the turn's
+state changes, so a record lost in a rebalance is sent again by the partition's next owner.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from worker.core.turns import TurnPhase, expired
 from worker.stream.control import ControlKind, ControlRecord, control_record
 from worker.stream.turn_table import FaustTurnStore
 
@@ -21,13 +23,19 @@ class DeadlineScanner:
         self, store: FaustTurnStore, *, retention_s: float, resend_after_s: float = 5.0
     ) -> None:
         self._store = store
-        self._retention_s = retention_s
+        self._retention = timedelta(seconds=retention_s)
         self._resend = timedelta(seconds=resend_after_s)
         self._sent: dict[tuple[str, ControlKind], datetime] = {}
 
-    def due(self, now: datetime, owned: set[int], *, full_scan: bool) -> list[ControlRecord]:
-        """Control records to append now for turns on ``owned`` partitions."""
-        if full_scan:
+    def due(
+        self, now: datetime, owned: set[int], *, rebuild: bool = False, expire: bool = False
+    ) -> list[ControlRecord]:
+        """Control records to append now for turns on ``owned`` partitions.
+
+        ``rebuild`` first re-reads the whole table (recovered turns); ``expire`` also looks for
+        finished turns past their retention.
+        """
+        if rebuild:
             self._store.rebuild_index()
         records: list[ControlRecord] = []
         for turn_id, (deadline, partition) in list(self._store.pending.items()):
@@ -35,16 +43,11 @@ class DeadlineScanner:
                 records.extend(
                     self._once(ControlKind.REGENERATION_DEADLINE, turn_id, partition, deadline, now)
                 )
-        if full_scan:
-            for turn_id, stored in self._store.items():
-                state = stored.state
-                if (
-                    state.phase is TurnPhase.TERMINAL
-                    and stored.partition in owned
-                    and expired(state, now, self._retention_s)
-                ):
+        if expire:
+            for turn_id, (ended_at, partition) in list(self._store.ended.items()):
+                if partition in owned and now - ended_at > self._retention:
                     records.extend(
-                        self._once(ControlKind.EXPIRE_TURN, turn_id, stored.partition, now, now)
+                        self._once(ControlKind.EXPIRE_TURN, turn_id, partition, now, now)
                     )
         return records
 

@@ -38,6 +38,9 @@ class FaustTurnStore:
         self._table = table
         #: Turns waiting for a regeneration, written by this process: turn -> (deadline, partition).
         self.pending: dict[str, tuple[datetime, int]] = {}
+        #: Finished turns written or recovered here: turn -> (ended_at, partition). Small tuples,
+        #: so expiry never decodes a state (a turn's state is kilobytes; there are days of them).
+        self.ended: dict[str, tuple[datetime, int]] = {}
 
     def get(self, turn_id: str) -> StoredTurn | None:
         """The turn's stored state, or ``None``."""
@@ -63,6 +66,7 @@ class FaustTurnStore:
             partition, key, None, key_serializer="raw", value_serializer="raw"
         )
         self.pending.pop(turn_id, None)
+        self.ended.pop(turn_id, None)
 
     def items(self) -> Iterator[tuple[str, StoredTurn]]:
         """Every turn held locally (only read by the deadline scanner)."""
@@ -70,8 +74,13 @@ class FaustTurnStore:
             yield key.decode("utf-8"), decode_turn(raw)
 
     def rebuild_index(self) -> None:
-        """Rebuild :attr:`pending` from the table (after recovery or a rebalance)."""
+        """Rebuild :attr:`pending` and :attr:`ended` from the table (after a rebalance's recovery).
+
+        Decodes every turn held: run it when the table's contents changed under us, not on a
+        timer.
+        """
         self.pending = {}
+        self.ended = {}
         for turn_id, stored in self.items():
             self._index(turn_id, stored.partition, stored.state)
 
@@ -80,3 +89,7 @@ class FaustTurnStore:
             self.pending[turn_id] = (state.deadline, partition)
         else:
             self.pending.pop(turn_id, None)
+        if state.phase is TurnPhase.TERMINAL and state.ended_at is not None:
+            self.ended[turn_id] = (state.ended_at, partition)
+        else:
+            self.ended.pop(turn_id, None)

@@ -71,41 +71,53 @@ def test_a_due_regeneration_on_an_owned_partition_gets_one_record() -> None:
     store.put("t-due", 1, regenerating("t-due", NOW - timedelta(seconds=1)))
     store.put("t-later", 1, regenerating("t-later", NOW + timedelta(seconds=1)))
     store.put("t-other", 0, regenerating("t-other", NOW - timedelta(seconds=1)))
-    assert kinds(scan.due(NOW, {1}, full_scan=False)) == [("regeneration_deadline", "t-due", 1)]
+    assert kinds(scan.due(NOW, {1}, rebuild=False)) == [("regeneration_deadline", "t-due", 1)]
 
 
 def test_a_record_is_resent_only_after_the_resend_period() -> None:
     scan, store, _ = scanner(resend_after_s=5)
     store.put("t-1", 0, regenerating("t-1", NOW))
-    assert len(scan.due(NOW, {0}, full_scan=False)) == 1
-    assert scan.due(NOW + timedelta(seconds=4), {0}, full_scan=False) == []
-    assert len(scan.due(NOW + timedelta(seconds=5), {0}, full_scan=False)) == 1
+    assert len(scan.due(NOW, {0}, rebuild=False)) == 1
+    assert scan.due(NOW + timedelta(seconds=4), {0}, rebuild=False) == []
+    assert len(scan.due(NOW + timedelta(seconds=5), {0}, rebuild=False)) == 1
 
 
 def test_a_decided_turn_leaves_the_index() -> None:
     scan, store, _ = scanner()
     store.put("t-1", 0, regenerating("t-1", NOW))
     store.put("t-1", 0, terminal("t-1", NOW))
-    assert scan.due(NOW + timedelta(seconds=60), {0}, full_scan=False) == []
+    assert scan.due(NOW + timedelta(seconds=60), {0}, rebuild=False) == []
 
 
-def test_a_full_scan_finds_recovered_turns() -> None:
-    """State restored from the changelog is in the table but not in the index yet."""
+def test_a_rebuild_finds_recovered_turns() -> None:
+    """State restored from the changelog is in the table but not in the indexes yet."""
     scan, _, table = scanner()
     table.data[b"t-rec"] = encode_turn(1, regenerating("t-rec", NOW - timedelta(seconds=3)))
-    assert scan.due(NOW, {0, 1}, full_scan=False) == []
-    assert kinds(scan.due(NOW, {0, 1}, full_scan=True)) == [("regeneration_deadline", "t-rec", 1)]
+    table.data[b"t-end"] = encode_turn(1, terminal("t-end", NOW - timedelta(days=8)))
+    assert scan.due(NOW, {0, 1}, rebuild=False, expire=True) == []
+    assert kinds(scan.due(NOW, {0, 1}, rebuild=True, expire=True)) == [
+        ("regeneration_deadline", "t-rec", 1),
+        (ControlKind.EXPIRE_TURN.value, "t-end", 1),
+    ]
 
 
-def test_a_full_scan_expires_terminal_turns_past_retention_only() -> None:
-    scan, store, _ = scanner()
+def test_expiry_finds_finished_turns_past_retention_only_without_decoding() -> None:
+    scan, store, table = scanner()
     store.put("t-old", 0, terminal("t-old", NOW - timedelta(days=8)))
     store.put("t-new", 0, terminal("t-new", NOW - timedelta(days=6)))
     store.put("t-away", 1, terminal("t-away", NOW - timedelta(days=8)))
-    assert scan.due(NOW, {0}, full_scan=False) == []
-    assert kinds(scan.due(NOW, {0}, full_scan=True)) == [
-        (ControlKind.EXPIRE_TURN.value, "t-old", 0)
-    ]
+    assert scan.due(NOW, {0}) == []
+    # The index alone answers: garbage in the table's bytes is never read.
+    table.data = dict.fromkeys(table.data, b"not a turn")
+    assert kinds(scan.due(NOW, {0}, expire=True)) == [(ControlKind.EXPIRE_TURN.value, "t-old", 0)]
+
+
+def test_a_deleted_turn_leaves_both_indexes() -> None:
+    scan, store, _ = scanner()
+    store.put("t-old", 0, terminal("t-old", NOW - timedelta(days=8)))
+    store.delete("t-old", 0)
+    assert store.ended == {}
+    assert scan.due(NOW, {0}, expire=True) == []
 
 
 def test_the_store_writes_the_changelog_partition_of_the_turn() -> None:
