@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import NamedTuple
@@ -342,13 +342,23 @@ class BatchProcessor:
         return Outgoing(self._settings.topics.dlq, letter.key, letter.value, letter.headers)
 
     async def _publish(self, out: Sequence[Outgoing]) -> None:
-        """Send every record and wait for the broker's acknowledgements; retry what failed."""
+        """Send every record and wait for the broker's acknowledgements; retry what failed.
+
+        Records are handed to the producer one after the other, in decision order, and only then
+        awaited together: a turn's outputs reach its partition in the order they were decided.
+        """
         pending = list(out)
         attempt = 0
         while pending:
-            results = await asyncio.gather(
-                *(self._send_and_wait(o) for o in pending), return_exceptions=True
-            )
+            acks: list[Awaitable[object] | BaseException] = []
+            for o in pending:
+                try:
+                    acks.append(
+                        await self._publisher.send(o.topic, o.key, o.value, o.headers, o.partition)
+                    )
+                except RetriableFault as fault:
+                    acks.append(fault)
+            results = await asyncio.gather(*(_settled(a) for a in acks))
             failed: list[Outgoing] = []
             for o, result in zip(pending, results, strict=True):
                 if isinstance(result, RetriableFault):
@@ -363,6 +373,13 @@ class BatchProcessor:
             await asyncio.sleep(wait)
             pending = failed
 
-    async def _send_and_wait(self, o: Outgoing) -> None:
-        ack = await self._publisher.send(o.topic, o.key, o.value, o.headers, o.partition)
+
+async def _settled(ack: Awaitable[object] | BaseException) -> BaseException | None:
+    """The fault of one send, or ``None`` once the broker acknowledged it."""
+    if isinstance(ack, BaseException):
+        return ack
+    try:
         await ack
+    except Exception as exc:  # noqa: BLE001 - returned to the caller, which sorts faults out
+        return exc
+    return None

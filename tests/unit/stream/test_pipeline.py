@@ -6,6 +6,7 @@ never become verdicts, one poison record dead-letters only itself).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Collection, Mapping
 from datetime import UTC, datetime
@@ -209,6 +210,41 @@ async def test_a_turns_drafts_are_decided_in_order_within_one_batch() -> None:
     assert sent.on("validated")[1]["attempt"] == 1
     assert sent.on("could_not_ground")[0]["attempts"] == 2
     assert set(turns.turns) == {"t-a", "t-b", "t-c"}
+
+
+class SlowFirstEnqueue(Sent):
+    """A producer whose first hand-over waits (metadata, buffer space) before it enqueues."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    async def send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes,
+        headers: Headers,
+        partition: int | None = None,
+    ) -> Awaitable[object]:
+        self.calls += 1
+        if self.calls == 1:
+            await asyncio.sleep(0.01)
+        return await super().send(topic, key, value, headers, partition)
+
+
+async def test_outputs_are_handed_to_the_producer_in_decision_order() -> None:
+    """A turn's regenerate request must not overtake its terminal event on the partition."""
+    proc, _, _ = processor(InMemoryEvidenceStore(RECORDS))
+    slow = SlowFirstEnqueue()
+    proc._publisher = slow
+    await proc.process([rec("t-a", DANGLING), rec("t-a", GOOD, attempt=1)])
+    assert [(t.split(".")[-1], k) for t, k, _, _ in slow.records] == [
+        ("regenerate", b"t-a"),
+        ("ledger", b"t-a"),
+        ("validated", b"t-a"),
+        ("ledger", b"t-a"),
+    ]
 
 
 async def test_one_fetch_per_tenant_per_batch() -> None:
