@@ -58,6 +58,28 @@ class Turn:
     done: str | None = None
 
 
+def incident_report(status: str) -> dict[str, Any]:
+    """A small report draft; an agent must send ``DRAFT`` (a human publishes)."""
+    return {
+        "title": "Checkout latency incident",
+        "sections": [
+            {
+                "heading": "Impact",
+                "body_markdown": "p95 rose to 840 ms [OBS-1001].",
+                "citations": [{"kind": "OBS", "id": 1001}],
+            }
+        ],
+        "timeline": [
+            {
+                "at": "2026-06-01T14:05:00Z",
+                "text": "Deploy started [EVT-501].",
+                "citations": [{"kind": "EVT", "id": 501}],
+            }
+        ],
+        "status": status,
+    }
+
+
 def scenarios() -> list[Turn]:
     """The demo's turns, all in tenant ``acme`` (u-ana: analysts, u-bob: sales, u-cy: none)."""
     ana, bob, cy = ("u-ana", ("analysts",)), ("u-bob", ("sales",)), ("u-cy", ())
@@ -154,42 +176,8 @@ def scenarios() -> list[Turn]:
             "report marked PUBLISHED, fixed",
             *ana,
             "report",
-            {
-                "title": "Checkout latency incident",
-                "sections": [
-                    {
-                        "heading": "Impact",
-                        "body_markdown": "p95 rose to 840 ms [OBS-1001].",
-                        "citations": [{"kind": "OBS", "id": 1001}],
-                    }
-                ],
-                "timeline": [
-                    {
-                        "at": "2026-06-01T14:05:00Z",
-                        "text": "Deploy started [EVT-501].",
-                        "citations": [{"kind": "EVT", "id": 501}],
-                    }
-                ],
-                "status": "PUBLISHED",
-            },
-            fixed={
-                "title": "Checkout latency incident",
-                "sections": [
-                    {
-                        "heading": "Impact",
-                        "body_markdown": "p95 rose to 840 ms [OBS-1001].",
-                        "citations": [{"kind": "OBS", "id": 1001}],
-                    }
-                ],
-                "timeline": [
-                    {
-                        "at": "2026-06-01T14:05:00Z",
-                        "text": "Deploy started [EVT-501].",
-                        "citations": [{"kind": "EVT", "id": 501}],
-                    }
-                ],
-                "status": "DRAFT",
-            },
+            incident_report("PUBLISHED"),
+            fixed=incident_report("DRAFT"),
         ),
         Turn(
             "proposal grounded",
