@@ -10,6 +10,7 @@ and changes it.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -19,15 +20,25 @@ import orjson
 from worker.core.turns import TurnPhase, TurnState
 from worker.stream.ports import StoredTurn
 
+#: First byte of a compressed table value; a plain JSON value starts with ``{``.
+COMPRESSED = b"\x01"
+
 
 def encode_turn(partition: int, state: TurnState) -> bytes:
-    """The table value: the state and the partition it lives on."""
-    return orjson.dumps({"p": partition, "s": orjson.Fragment(state.model_dump_json())})
+    """The table value: the state and the partition it lives on, zlib-compressed.
+
+    A state records the exact messages it may re-publish (a typical grounded turn: ~10.6 KB of
+    JSON, ~1.7 KB compressed). Every decided draft writes one to the changelog and the table keeps
+    a week of them in memory, so compressing (about 17 µs at level 1) pays for itself in bytes
+    produced and resident memory; only turns seen again are ever decompressed.
+    """
+    doc = orjson.dumps({"p": partition, "s": orjson.Fragment(state.model_dump_json())})
+    return COMPRESSED + zlib.compress(doc, 1)
 
 
 def decode_turn(raw: bytes) -> StoredTurn:
-    """Inverse of :func:`encode_turn`."""
-    doc = orjson.loads(raw)
+    """Inverse of :func:`encode_turn`; also reads an uncompressed JSON value."""
+    doc = orjson.loads(zlib.decompress(raw[1:]) if raw[:1] == COMPRESSED else raw)
     return StoredTurn(state=TurnState.model_validate(doc["s"]), partition=int(doc["p"]))
 
 

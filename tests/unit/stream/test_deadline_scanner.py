@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import orjson
+
 from worker.core.turns import TurnPhase, TurnState
 from worker.stream.control import ControlKind, parse_control
 from worker.stream.deadlines import DeadlineScanner
@@ -129,3 +131,21 @@ def test_the_store_writes_the_changelog_partition_of_the_turn() -> None:
     assert decode_turn(encode_turn(3, s)).state == s
     assert store.get("t-1") is None
     assert store.pending == {}
+
+
+def test_a_turn_value_round_trips_compressed_and_plain_json_still_reads() -> None:
+    s = regenerating("t-1", NOW)
+    raw = encode_turn(2, s)
+    assert raw[:1] == b"\x01"
+    assert decode_turn(raw) == (s, 2)
+    legacy = orjson.dumps({"p": 2, "s": orjson.Fragment(s.model_dump_json())})
+    assert decode_turn(legacy) == (s, 2)
+
+
+def test_a_recorded_terminal_event_is_stored_compressed() -> None:
+    """A state records the messages it may re-publish: kilobytes of JSON, stored far smaller."""
+    event = '{"event": "' + "grounded answer text [OBS-1] " * 200 + '"}'
+    s = state("t-big", TurnPhase.TERMINAL, ended_at=NOW, terminal_event=event)
+    raw = encode_turn(0, s)
+    assert len(raw) * 5 < len(s.model_dump_json())
+    assert decode_turn(raw).state.terminal_event == event
