@@ -66,8 +66,10 @@ _SETEXT_RE = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
 _LIST_RE = re.compile(r"[ \t]*(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+|$)")
 _QUOTE_RE = re.compile(r"(?:[ \t]*>[ \t]?)+")
 _TABLE_DELIM_RE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$")
-_FENCE_RE = re.compile(r"[ \t]*(`{3,}|~{3,})")
+_FENCE_RE = re.compile(r"([ \t]*)(`{3,}|~{3,})(.*)")
 _NON_SPACE_RE = re.compile(r"\S")
+#: CommonMark: a fence is indented at most 3 columns (past a list item's content column).
+_FENCE_INDENT = 3
 #: First characters of a line that may start something other than plain prose.
 _BLOCK_STARTS = frozenset("`~#=-*_+|0123456789")
 #: First characters that can only start a list item, unless the line is all rule characters.
@@ -169,12 +171,19 @@ class _BlockBuilder:
         self.current: list[tuple[int, int]] = []
         #: The current block is no list item, so a setext underline makes it a heading.
         self.plain = True
+        #: The content column of the list item the lines belong to, if any: a fence inside it
+        #: may be indented up to 3 columns past it (CommonMark).
+        self.list_col: int | None = None
 
     def flush(self, heading: bool = False) -> None:
         if self.current:
             self.blocks.append(_Block(self.current, heading=heading))
         self.current = []
         self.plain = True
+
+    def row(self, start: int, end: int) -> None:
+        """A table row (header or data): one block, one sentence."""
+        self.blocks.append(_Block([(start, end)], row=True))
 
 
 def _blocks(text: str) -> list[_Block]:
@@ -199,6 +208,8 @@ def _blocks(text: str) -> list[_Block]:
         if not first:
             b.flush()
             continue
+        if b.list_col is not None and first == body[:1]:  # an unindented line ends the item
+            b.list_col = None
         if first not in _BLOCK_STARTS:  # plain prose: the common case, no pattern to try
             b.current.append((start + content_at, end))
             continue
@@ -209,9 +220,9 @@ def _blocks(text: str) -> list[_Block]:
             _item_or_prose(b, body, start + content_at, end)
             continue
         opener = _FENCE_RE.match(body)
-        if opener is not None:
+        if opener is not None and _opens_fence(opener, b.list_col):
             b.flush()
-            char, width = opener.group(1)[0], len(opener.group(1))
+            char, width = opener.group(2)[0], len(opener.group(2))
             if widest is None:
                 widest = _widest_closers(text, lines)
             if widest[char][n + 1] >= width:  # an unclosed fence hides nothing
@@ -229,10 +240,9 @@ def _blocks(text: str) -> list[_Block]:
             continue
         if body.lstrip().startswith("|"):
             b.flush()
-            if not _is_table_header_or_delimiter(text, lines, n, body):
+            if not _TABLE_DELIM_RE.match(body):  # a header row is a row like any other
                 lead = len(body) - len(body.lstrip())
-                row = (start + content_at + lead, start + len(line.rstrip()))
-                b.blocks.append(_Block([row], row=True))
+                b.row(start + content_at + lead, start + len(line.rstrip()))
             continue
         _item_or_prose(b, body, start + content_at, end)
     b.flush()
@@ -245,15 +255,21 @@ def _item_or_prose(b: _BlockBuilder, body: str, at: int, end: int) -> None:
     if item is not None:
         b.flush()
         b.plain = False
+        b.list_col = len(body[: item.end()].expandtabs(4))
         at += item.end()
     b.current.append((at, end))
 
 
-def _is_table_header_or_delimiter(
-    text: str, lines: list[tuple[int, int]], n: int, body: str
-) -> bool:
-    nxt = _unquote(text[lines[n + 1][0] : lines[n + 1][1]])[1] if n + 1 < len(lines) else ""
-    return bool(_TABLE_DELIM_RE.match(body) or _TABLE_DELIM_RE.match(nxt))
+def _opens_fence(opener: re.Match[str], list_col: int | None) -> bool:
+    """CommonMark's fence opener: indented at most 3 columns (past the content column of the list
+    item it belongs to), and a backtick fence's info string holds no backtick (so
+    ```` ```Falcon``` is priced… ```` is a paragraph, not a fence)."""
+    if opener.group(2)[0] == "`" and "`" in opener.group(3):
+        return False
+    indent = len(opener.group(1).expandtabs(4))
+    return indent <= _FENCE_INDENT or (
+        list_col is not None and list_col <= indent <= list_col + _FENCE_INDENT
+    )
 
 
 def _mask(text: str, segments: list[tuple[int, int]]) -> str:

@@ -70,8 +70,10 @@ _SETEXT_RE = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
 _LIST_RE = re.compile(r"[ \t]*(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]+|$)")
 _QUOTE_RE = re.compile(r"(?:[ \t]*>[ \t]?)+")
 _TABLE_DELIM_RE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$")
-_FENCE_RE = re.compile(r"[ \t]*(`{3,}|~{3,})")
+_FENCE_RE = re.compile(r"([ \t]*)(`{3,}|~{3,})(.*)")
 _NON_SPACE_RE = re.compile(r"\S")
+#: CommonMark: a fence is indented at most 3 columns (past a list item's content column).
+_FENCE_INDENT = 3
 #: First characters of a line that may start something other than plain prose.
 _BLOCK_STARTS = frozenset("`~#=-*_+|0123456789")
 #: The only characters the sentence scanner acts on (tokens start with ``[``).
@@ -154,6 +156,9 @@ class _BlockBuilder:
         self.current: list[tuple[int, int]] = []
         #: The current block is no list item, so a setext underline makes it a heading.
         self.plain = True
+        #: The content column of the list item the lines belong to, if any: a fence inside it
+        #: may be indented up to 3 columns past it (CommonMark).
+        self.list_col: int | None = None
 
     def flush(self, heading: bool = False) -> None:
         if self.current:
@@ -180,13 +185,15 @@ def _blocks(text: str) -> list[_Block]:
         if not first:
             b.flush()
             continue
+        if b.list_col is not None and first == body[:1]:  # an unindented line ends the item
+            b.list_col = None
         if first not in _BLOCK_STARTS:  # plain prose: the common case, no pattern to try
             b.current.append((start + content_at, end))
             continue
         opener = _FENCE_RE.match(body)
-        if opener is not None:
+        if opener is not None and _opens_fence(opener, b.list_col):
             b.flush()
-            char, width = opener.group(1)[0], len(opener.group(1))
+            char, width = opener.group(2)[0], len(opener.group(2))
             if widest[char][n + 1] >= width:  # an unclosed fence hides nothing
                 fence = (char, width)
             continue
@@ -202,7 +209,7 @@ def _blocks(text: str) -> list[_Block]:
             continue
         if body.lstrip().startswith("|"):
             b.flush()
-            if not _is_table_header_or_delimiter(text, lines, n, body):
+            if not _TABLE_DELIM_RE.match(body):  # a header row is a row like any other
                 lead = len(body) - len(body.lstrip())
                 row = (start + content_at + lead, start + len(line.rstrip()))
                 b.blocks.append(_Block([row], row=True))
@@ -211,17 +218,20 @@ def _blocks(text: str) -> list[_Block]:
         if item is not None:
             b.flush()
             b.plain = False
+            b.list_col = len(body[: item.end()].expandtabs(4))
             content_at += item.end()
         b.current.append((start + content_at, end))
     b.flush()
     return b.blocks
 
 
-def _is_table_header_or_delimiter(
-    text: str, lines: list[tuple[int, int]], n: int, body: str
-) -> bool:
-    nxt = _unquote(text[lines[n + 1][0] : lines[n + 1][1]])[1] if n + 1 < len(lines) else ""
-    return bool(_TABLE_DELIM_RE.match(body) or _TABLE_DELIM_RE.match(nxt))
+def _opens_fence(opener: re.Match[str], list_col: int | None) -> bool:
+    if opener.group(2)[0] == "`" and "`" in opener.group(3):
+        return False
+    indent = len(opener.group(1).expandtabs(4))
+    return indent <= _FENCE_INDENT or (
+        list_col is not None and list_col <= indent <= list_col + _FENCE_INDENT
+    )
 
 
 def _mask(text: str, segments: list[tuple[int, int]]) -> str:

@@ -172,9 +172,16 @@ def test_blockquote_markers_are_not_part_of_sentences() -> None:
     assert sentences(md) == ["It sat [OBS-1].", "It left\n> at dawn [OBS-2]."]
 
 
-def test_table_rows_are_one_sentence_each_without_header_or_delimiter() -> None:
+def test_table_rows_header_included_are_one_sentence_each_without_the_delimiter() -> None:
+    """Issue 15: a header row is assertion text too (it was skipped, so an uncited or
+    hidden-supported header was published unhedged); only the delimiter row is not."""
     md = "| Vessel | Hours |\n|---|:---:|\n| X. Y | 12.5 [OBS-1] |\n| Z | 3 |\nAfter [OBS-2]."
-    assert sentences(md) == ["| X. Y | 12.5 [OBS-1] |", "| Z | 3 |", "After [OBS-2]."]
+    assert sentences(md) == [
+        "| Vessel | Hours |",
+        "| X. Y | 12.5 [OBS-1] |",
+        "| Z | 3 |",
+        "After [OBS-2].",
+    ]
 
 
 def test_citation_only_fragments_join_the_previous_sentence() -> None:
