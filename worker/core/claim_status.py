@@ -12,7 +12,8 @@ Decisions:
   it cannot be hedged or omitted without publishing a patch built from hidden evidence, so it is
   refused (``unsupported_answer``) whatever the policy.
 - Hedging replaces the unit's words: an ``answer_markdown`` sentence span, ``claims[i].text``,
-  ``sections[i].body_markdown`` (the heading stays, minus hidden tokens), ``timeline[i].text``.
+  ``sections[i].body_markdown``, ``timeline[i].text``. A hedged section's heading becomes ``""``:
+  its tokens count as the section's support, so its words may come from the hidden source too.
   Omitting removes the span or the array item. Hidden entries leave every structured array and
   hidden tokens leave every string, whatever the unit's status.
 - A draft with no hidden citation and nothing hedged or omitted publishes the agent's own dict
@@ -195,6 +196,8 @@ def redact_output(  # noqa: PLR0917 -- optional helpers from the verdict
                 }
                 if action is UnitStatus.HEDGED:
                     new[_TEXT_FIELD[key]] = hedge_sentence
+                    if key == "sections" and "heading" in new:
+                        new["heading"] = ""  # its words are the unit's too (see docstring)
                 kept.append(new)
             out[key] = kept
         elif key == "grounding" and isinstance(value, dict):
