@@ -54,6 +54,7 @@ import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from worker.core.failures import Failure, FailureCode
+from worker.core.lookalikes import json_may_hold
 
 MAX_DEPTH = 64
 #: Ids of 1,001 digits or more are ``schema_invalid``.
@@ -302,6 +303,8 @@ class ValidatedOutput(NamedTuple):
     failures: tuple[Failure, ...]
     #: Some string holds a run of more than 1,000 digits (a possible overlong citation id).
     long_digit_run: bool = False
+    #: Some string may hold a citation look-alike (``worker.core.lookalikes``); ``False`` is sure.
+    maybe_lookalike: bool = True
 
 
 #: The shortest token with an id of over 1,000 digits: ``[OBS-`` + 1,001 digits + ``]``.
@@ -310,12 +313,32 @@ _OVERLONG_TOKEN = 1007
 _DIGIT_RUN = re.compile(r"(?<![0-9])[0-9]{1001}")
 _DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
 _ZERO_RUN = b"0" * 1001
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def _schema_keys() -> frozenset[str]:
+    """Every field name of every agent-output model (and the proposal-type tags)."""
+    names: set[str] = set(PROPOSAL_TYPES)
+    todo: list[type[BaseModel]] = [_Strict]
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        for name, info in cls.model_fields.items():
+            names.add(info.alias or name)
+    return frozenset(names)
+
+
+_SCHEMA_KEYS = _schema_keys()
 
 
 def key_label(key: object) -> str:
-    """A dict key as it may appear in a path: plain identifiers only."""
-    return key if isinstance(key, str) and _IDENT.fullmatch(key) else "<field>"
+    """A dict key as it may appear in a path: a field name of the schemas, else ``<field>``.
+
+    A key the agent invented is model text (``Falcon_priced_4_2B``): paths reach the
+    could-not-ground event, which carries codes and paths only.
+    """
+    if isinstance(key, str) and key in _SCHEMA_KEYS:
+        return key
+    return "<field>"
 
 
 def format_path(loc: tuple[int | str, ...]) -> str:
@@ -435,26 +458,30 @@ def validate_output(
         if deep is not None:
             return [deep]
         return _schema_failures(kind, exc) + semantic
+    try:
+        text: bytes | None = orjson.dumps(obj)
+    except TypeError:
+        text = None
     return ValidatedOutput(
         kind=kind,
         value=obj,
         model=model,
         failures=tuple(semantic),
-        long_digit_run=_long_digit_run(obj),
+        long_digit_run=_long_digit_run(obj, text),
+        maybe_lookalike=text is None or json_may_hold(text),
     )
 
 
-def _long_digit_run(obj: dict[str, Any]) -> bool:
+def _long_digit_run(obj: dict[str, Any], text: bytes | None) -> bool:
     """``_scan(obj)[1]`` for a schema-valid output, mostly without walking it.
 
     In the output's JSON text every digit run of a string appears as is, and a number has at most
     20 digits (orjson writes 64-bit integers and floats only), so no run of 1,001 digits there
     means none in any string; otherwise (or if orjson cannot write it) the walk decides. The run is
     looked for as ``0`` * 1,001 once every digit is made a ``0`` (two C passes; a pattern search
-    costs ~10 ns a byte, which was most of validating a typical answer).
+    costs ~10 ns a byte, which was most of validating a typical answer). ``text`` is the output's
+    ``orjson.dumps``, ``None`` when orjson could not write it.
     """
-    try:
-        text = orjson.dumps(obj)
-    except TypeError:
+    if text is None:
         return _scan(obj)[1]
     return _ZERO_RUN in text.translate(_DIGITS_AS_ZERO) and _scan(obj)[1]

@@ -20,6 +20,13 @@ is never part of a token, and the junction guard runs after tidying, so tidying 
 token either. Closing brackets are not tidied (``[DOC-5 [DOC-7]]`` keeps its space).
 
 Overlong tokens (see ``citations``) are tokens too: ``remove_all_tokens`` removes them.
+
+``redact_text`` is the one redaction of a string that leaves the worker and did not pass the
+output's own extraction (a store's title, the agent's quote as published, a raw excerpt, a detail
+naming a value): it keeps only the tokens of refs the caller names visible, and removes every
+citation look-alike (``worker.core.lookalikes``). A removal joins the text around it, and the
+junction guard may leave ``[DOC- 5]``, itself a look-alike, so the removal is repeated until the
+text is clean; past ``_MAX_PASSES`` (only crafted nesting gets there) every bracket goes.
 """
 
 from __future__ import annotations
@@ -28,9 +35,43 @@ from collections.abc import Container, Sequence
 
 from worker.core.citations import TOKEN_RE, scan_tokens
 from worker.core.evidence import CitationRef
+from worker.core.lookalikes import lookalike_spans
 
 _HSPACE = " \t"
 _CLOSING = ".,;:!?)"
+_MAX_PASSES = 4
+_NO_BRACKETS = str.maketrans(dict.fromkeys("[]［］【】〔〕〖〗〘〙〚〛⟦⟧⁅⁆❲❳⦋⦌⦍⦎⦏⦐⟬⟭⟮⟯⸢⸣⸤⸥﹇﹈&\\"))
+
+
+def redact_text(text: str, visible: Container[CitationRef]) -> str:
+    """``text`` with only the tokens of ``visible`` refs and no citation look-alike.
+
+    A token of a ref outside ``visible`` goes (hidden, or never resolved for this draft, as a
+    token inside a store's title), overlong tokens go, look-alikes go; no new token or look-alike
+    is formed (see the module docstring).
+    """
+    for _ in range(_MAX_PASSES):
+        cuts = [(t.start, t.end) for t in scan_tokens(text) if not _kept(t.ref, visible)]
+        cuts.extend(lookalike_spans(text))
+        if not cuts:
+            return text
+        text = replace_spans(text, [(s, e, "") for s, e in _union(cuts)])
+    return text.translate(_NO_BRACKETS)
+
+
+def _kept(ref: CitationRef | None, visible: Container[CitationRef]) -> bool:
+    return ref is not None and ref in visible
+
+
+def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted spans, overlapping ones fused."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start < out[-1][1]:
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
+    return out
 
 
 def remove_tokens(
@@ -52,9 +93,8 @@ def _hidden(ref: CitationRef | None, hidden: Container[CitationRef]) -> bool:
 
 
 def remove_all_tokens(text: str) -> str:
-    """``text`` without any citation token (overlong ones included); no new token is formed."""
-    cuts = [(t.start, t.end, "") for t in scan_tokens(text)]
-    return replace_spans(text, cuts) if cuts else text
+    """``text`` without any citation token (overlong ones included) or look-alike of one."""
+    return redact_text(text, ())
 
 
 def replace_spans(text: str, edits: Sequence[tuple[int, int, str]]) -> str:

@@ -52,11 +52,12 @@ from worker.core.evidence import (
     resolve,
 )
 from worker.core.failures import Failure, FailureCode
+from worker.core.lookalikes import lookalike_paths
 from worker.core.messages import ClaimValue, GroundingStatus, LedgerValue, SourceValue
 from worker.core.outputs import SCHEMA_FIELDS, validate_output
 from worker.core.policy import TenantPolicy
 from worker.core.quotes import check_quote
-from worker.core.redaction import remove_tokens
+from worker.core.redaction import redact_text, remove_tokens
 
 MAX_DISTINCT_CITATIONS = 1000
 _CODE_ORDER = {code: i for i, code in enumerate(FailureCode)}
@@ -143,6 +144,13 @@ def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
                 for o in overlong
             ],
         )
+    lookalikes = lookalike_paths(output) if validated.maybe_lookalike else []
+    if lookalikes:
+        detail = "a citation look-alike: write citations exactly as [OBS-1], [DOC-2] or [EVT-3]"
+        return _stopped(
+            draft,
+            [Failure(code=FailureCode.SCHEMA_INVALID, path=p, detail=detail) for p in lookalikes],
+        )
     tokens = Tokens()
     occurrences = extract(output, tokens)
     distinct: dict[CitationRef, None] = {}
@@ -201,6 +209,11 @@ def _quotes(
                 )
             )
     return first_quote, worst
+
+
+def _published(text: str | None, visible: frozenset[CitationRef]) -> str | None:
+    """``text`` as it may leave the worker (``redact_text``), ``None`` kept."""
+    return None if text is None else redact_text(text, visible)
 
 
 def _claims_out(
@@ -313,6 +326,9 @@ def evaluate(
     failures.sort(key=lambda f: _CODE_ORDER[f.code])
 
     none = QuoteCheck.NONE
+    # Every string published here passes ``redact_text``: a store's title may name any id (one
+    # the reader may not see), and the agent's quote may hold a hidden token (contract §3.5).
+    visible = frozenset(r for r, s in resolutions.items() if s not in HIDDEN)
     citations = tuple(
         [
             _new(
@@ -320,8 +336,10 @@ def evaluate(
                 (
                     ref.kind,
                     ref.id,
-                    evidence[ref].title if ref.kind is EvidenceKind.DOC else None,
-                    first_quote.get(ref),
+                    _published(evidence[ref].title, visible)
+                    if ref.kind is EvidenceKind.DOC
+                    else None,
+                    _published(first_quote.get(ref), visible),
                     worst.get(ref, none),
                 ),
             )
