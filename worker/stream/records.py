@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from worker.core.tracecontext import propagated
+
 Headers = tuple[tuple[str, bytes], ...]
 
 #: W3C trace context headers propagated from a draft to every message derived from it.
@@ -43,5 +45,9 @@ def normalize_headers(raw: Iterable[tuple[str, bytes | None]] | None) -> Headers
 
 
 def trace_headers(incoming: Incoming) -> Headers:
-    """The trace-context headers of a draft, to copy onto every derived message."""
-    return tuple((k, v) for k, v in incoming.headers if k in TRACE_HEADERS)
+    """The trace-context headers of a draft that may be copied onto every derived message: W3C
+    values only (``worker.core.tracecontext``), a ``tracestate`` only beside a valid parent."""
+    parents = [v for k, v in incoming.headers if k == "traceparent"]
+    if len(parents) != 1 or not propagated("traceparent", parents[0]):
+        return ()  # W3C: no (single, valid) parent, no trace context at all
+    return tuple((k, v) for k, v in incoming.headers if k in TRACE_HEADERS and propagated(k, v))

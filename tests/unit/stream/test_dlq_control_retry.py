@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import orjson
 import pytest
@@ -131,9 +132,38 @@ def test_keyless_records_stay_keyless() -> None:
     assert letter.key is None
 
 
+TRACEPARENT = b"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
 def test_only_trace_context_is_copied_onto_outputs() -> None:
-    rec = incoming((("traceparent", b"a"), ("tracestate", b"b"), ("x", b"c")))
-    assert trace_headers(rec) == (("traceparent", b"a"), ("tracestate", b"b"))
+    state = b"congo=t61rcWkgMzE"
+    rec = incoming((("traceparent", TRACEPARENT), ("tracestate", state), ("x", b"c")))
+    assert trace_headers(rec) == (("traceparent", TRACEPARENT), ("tracestate", state))
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        (("traceparent", b"[DOC-73002] Project Falcon"),),
+        (("traceparent", b"00-a-b-01"),),
+        (("traceparent", b"00-00000000000000000000000000000000-00f067aa0ba902b7-01"),),
+        (("traceparent", b"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),),
+        (("traceparent", TRACEPARENT + b"-x"),),  # version 00 has exactly four fields
+        (("traceparent", TRACEPARENT), ("traceparent", TRACEPARENT)),
+        (("tracestate", b"congo=t61rcWkgMzE"),),  # no parent: no trace context at all
+    ],
+)
+def test_trace_headers_outside_the_w3c_format_are_dropped(headers: Any) -> None:
+    """Issue 15.6: a header value copied verbatim reached every output (a hidden id with it)."""
+    assert trace_headers(incoming(headers)) == ()
+
+
+@pytest.mark.parametrize(
+    "state", [b"k=[DOC-73002]", b"k=&#91;DOC-73002&#93;", b"k=a\\b", b"K=v", b"k=v,=x"]
+)
+def test_a_tracestate_outside_the_format_or_citation_shaped_is_dropped(state: bytes) -> None:
+    rec = incoming((("traceparent", TRACEPARENT), ("tracestate", state)))
+    assert trace_headers(rec) == (("traceparent", TRACEPARENT),)
 
 
 # --- control records ------------------------------------------------------------------------------

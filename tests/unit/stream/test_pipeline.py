@@ -35,6 +35,8 @@ TOPICS = {
     "dlq": "agent.drafts.dlq",
 }
 
+TRACEPARENT = b"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
 
 def obs(i: int) -> CitationRef:
     return CitationRef(EvidenceKind.OBS, i)
@@ -380,11 +382,11 @@ async def test_identity_mismatch_is_dead_lettered_and_keeps_the_turn() -> None:
 
 async def test_traceparent_is_copied_to_every_output_of_its_draft() -> None:
     proc, _, sent = processor(InMemoryEvidenceStore(RECORDS))
-    traced = rec("t-1", DANGLING)._replace(headers=(("traceparent", b"00-a-b-01"), ("other", b"x")))
+    traced = rec("t-1", DANGLING)._replace(headers=(("traceparent", TRACEPARENT), ("other", b"x")))
     await proc.process([traced, rec("t-2", GOOD)])
     by_key = {(t, k): h for t, k, _, h in sent.records}
-    assert by_key[TOPICS["regenerate"], b"t-1"] == (("traceparent", b"00-a-b-01"),)
-    assert by_key[TOPICS["ledger"], b"t-1"] == (("traceparent", b"00-a-b-01"),)
+    assert by_key[TOPICS["regenerate"], b"t-1"] == (("traceparent", TRACEPARENT),)
+    assert by_key[TOPICS["ledger"], b"t-1"] == (("traceparent", TRACEPARENT),)
     assert by_key[TOPICS["validated"], b"t-2"] == ()
 
 
