@@ -84,7 +84,10 @@ def test_minimal_answer_and_required_fields() -> None:
         (lambda o: o["claims"][0].update(confidence="0.5"), "claims[0].confidence"),
         (lambda o: o.update(no_grounding=0), "no_grounding"),
         (lambda o: o.update(answer_markdown=["x"]), "answer_markdown"),
-        (lambda o: o.update(withheld=[{"reason": "r", "metric": "m", "n": 1}]), "withheld[0].n"),
+        (
+            lambda o: o.update(withheld=[{"reason": "r", "metric": "m", "n": 1}]),
+            "withheld[0].<field>",
+        ),
     ],
 )
 def test_answer_schema_invalid(mutation: Any, path: str) -> None:
@@ -187,9 +190,9 @@ def test_auto_apply() -> None:
 
 
 def test_order_schema_then_status() -> None:
-    report = good_report() | {"status": "PUBLISHED", "extra": 1}
+    report = good_report() | {"status": "PUBLISHED", "extra": 1}  # not a schema key: <field>
     assert paths("report", report) == [
-        ("schema_invalid", "extra"),
+        ("schema_invalid", "<field>"),
         ("published_status", "status"),
     ]
 
@@ -222,11 +225,13 @@ def test_very_deep_input_does_not_recurse() -> None:
 
 
 def test_unknown_keys_never_reach_a_path() -> None:
-    obj = good_answer() | {"[DOC-4242] Sealed Dossier": 1, "plain_key": 2}
-    assert paths("answer", obj) == [
-        ("schema_invalid", "<field>"),
-        ("schema_invalid", "plain_key"),
-    ]
+    """Issue 15.6: an identifier-shaped key the agent invented is model text too."""
+    obj = good_answer() | {
+        "[DOC-4242] Sealed Dossier": 1,
+        "plain_key": 2,
+        "Falcon_priced_4_2B_per_DOC_73002": 3,
+    }
+    assert paths("answer", obj) == [("schema_invalid", "<field>")]  # one path, deduplicated
 
 
 def test_format_path() -> None:

@@ -134,7 +134,7 @@ def test_unknown_field_and_bare_numeric_citation() -> None:
     out["extra"] = "[DOC-4242]"
     assert codes_paths(out) == [
         ("schema_invalid", "claims[0].citations[0]"),
-        ("schema_invalid", "extra"),
+        ("schema_invalid", "<field>"),
     ]
 
 

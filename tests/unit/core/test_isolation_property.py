@@ -1,0 +1,173 @@
+"""The adversarial review of issue 15 as a property: two principals over one generated corpus.
+
+Random Markdown answers are built from pieces whose fate is known up front: paragraphs, list
+items, table headers and rows, backtick lines that are not fences (all claim units), headings and
+fenced code (not units), and now and then a look-alike of a hidden token. Every piece carries a
+unique marker word. For each reader, over every message a reader or the agent sees:
+
+- no token of an id hidden from that reader, no citation look-alike at all, and no hidden id's
+  digits in any Unicode form (NFKC), nor a hidden source's title or text;
+- no marker of a unit whose only support is hidden from that reader (its words are hedged away).
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from typing import Any
+
+from fixtures import NOW, POLICY, TENANT, make_draft
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from worker.core.citations import scan_tokens
+from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord, Principal
+from worker.core.lookalikes import lookalike_spans
+from worker.core.turns import decide
+from worker.core.verdict import evaluate, prepare
+
+ALICE = Principal(user_id="alice", groups=("analysts",))
+BOB = Principal(user_id="bob", groups=("ops",))
+OBS_A, OBS_B = CitationRef(EvidenceKind.OBS, 81001), CitationRef(EvidenceKind.OBS, 81002)
+DOC_SHARED = CitationRef(EvidenceKind.DOC, 81010)
+DOC_ALICE = CitationRef(EvidenceKind.DOC, 81020)
+DOC_BOB = CitationRef(EvidenceKind.DOC, 81030)
+OBS_REVOKED = CitationRef(EvidenceKind.OBS, 81040)
+EVT_BOB = CitationRef(EvidenceKind.EVT, 81060)
+DOC_ELSEWHERE = CitationRef(EvidenceKind.DOC, 81050)  # another tenant's: dangling here
+CORPUS = {
+    OBS_A: EvidenceRecord(ref=OBS_A, acl=None, text="Aurora entered the corridor."),
+    OBS_B: EvidenceRecord(ref=OBS_B, acl=None, text="Aurora met [DOC-81030] near [EVT-81060]."),
+    DOC_SHARED: EvidenceRecord(
+        ref=DOC_SHARED,
+        acl=("group:analysts", "group:ops"),
+        title="Index of [DOC-81020] and ［DOC-81030］",
+        text="See [DOC-81020] and [DOC-81030].",
+    ),
+    DOC_ALICE: EvidenceRecord(
+        ref=DOC_ALICE, acl=("user:alice",), title="SECRET-TITLE-A", text="SECRET-TEXT-A"
+    ),
+    DOC_BOB: EvidenceRecord(
+        ref=DOC_BOB, acl=("group:ops",), title="SECRET-TITLE-B", text="SECRET-TEXT-B"
+    ),
+    OBS_REVOKED: EvidenceRecord(
+        ref=OBS_REVOKED, acl=None, revoked_at=NOW.replace(year=2025), text="SECRET-REVOKED"
+    ),
+    EVT_BOB: EvidenceRecord(ref=EVT_BOB, acl=("user:bob",), text="SECRET-EVT"),
+}
+HIDDEN_FROM = {
+    "alice": {DOC_BOB, OBS_REVOKED, EVT_BOB},
+    "bob": {DOC_ALICE, OBS_REVOKED},
+}
+SECRETS = {
+    "alice": ("SECRET-TITLE-B", "SECRET-TEXT-B", "SECRET-REVOKED", "SECRET-EVT"),
+    "bob": ("SECRET-TITLE-A", "SECRET-TEXT-A", "SECRET-REVOKED"),
+}
+REFS = [OBS_A, OBS_B, DOC_SHARED, DOC_ALICE, DOC_BOB, OBS_REVOKED, EVT_BOB, DOC_ELSEWHERE]
+UNIT_KINDS = ("paragraph", "item", "table", "ticks")
+KINDS = (*UNIT_KINDS, "heading", "code")
+LOOKALIKE_FORMS = (
+    "[{k}-{d}]",  # replaced below by the look-alike forms (this one is the real token)
+    "[{k}-{w}]",
+    "［{k}-{i}］",
+    "&#91;{k}-{i}&#93;",
+    "\\[{k}-{i}\\]",
+    "[{lk}-{i}]",
+    "[{k}-{i}\u200b]",
+)
+
+
+def token(ref: CitationRef) -> str:
+    return f"[{ref.kind.value}-{ref.id}]"
+
+
+def lookalike(ref: CitationRef, form: int) -> str:
+    wide = "".join(chr(0xFF10 + int(c)) for c in str(ref.id))
+    return LOOKALIKE_FORMS[form].format(
+        k=ref.kind.value, lk=ref.kind.value.lower(), i=ref.id, d=ref.id, w=wide
+    )
+
+
+piece = st.tuples(
+    st.sampled_from(KINDS), st.lists(st.sampled_from(REFS), max_size=2, unique=True)
+)
+
+
+def render(pieces: list[tuple[str, list[CitationRef]]]) -> tuple[str, dict[str, list[Any]]]:
+    """The Markdown, and each marker's kind and refs."""
+    blocks: list[str] = []
+    markers: dict[str, list[Any]] = {}
+    for n, (kind, refs) in enumerate(pieces):
+        marker = f"Mk{n}x"
+        cites = "".join(token(r) for r in refs)
+        markers[marker] = [kind, refs]
+        if kind == "paragraph":
+            blocks.append(f"{marker} is a fact {cites}.")
+        elif kind == "item":
+            blocks.append(f"- {marker} is a fact {cites}.")
+        elif kind == "table":
+            blocks.append(f"| {marker} header {cites} |\n|---|\n| Row{n}x [OBS-81001] |")
+        elif kind == "ticks":
+            blocks.append(f"```{marker}``` is a fact {cites}.")
+        elif kind == "heading":
+            blocks.append(f"## {marker} heading {cites}")
+        else:
+            blocks.append(f"```text\n{marker} code {cites}\n```")
+    return "\n\n".join(blocks), markers
+
+
+def user_facing_strings(principal: Principal, markdown: str) -> list[str]:
+    draft = make_draft({"answer_markdown": markdown}, principal=principal)
+    prepared = prepare(draft, POLICY)
+    found = {r: CORPUS[r] for r in prepared.refs_to_resolve if r in CORPUS}
+    ev = evaluate(prepared, found, POLICY, NOW)
+    decision = decide(None, prepared, ev, POLICY, NOW, "test")
+    out: list[str] = []
+    for o in decision.outbound:
+        if o.topic.value == "ledger":
+            continue
+        value = json.loads(o.value)
+        value.pop("event_id", None)
+        out.extend(_strings(value))
+    return out
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [str(value)]
+
+
+@given(
+    pieces=st.lists(piece, min_size=1, max_size=6),
+    injected=st.none() | st.tuples(st.integers(1, len(LOOKALIKE_FORMS) - 1), st.integers(0, 7)),
+)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_no_hidden_id_and_no_hedged_words_reach_either_reader(
+    pieces: list[tuple[str, list[CitationRef]]], injected: tuple[int, int] | None
+) -> None:
+    markdown, markers = render(pieces)
+    if injected is not None:
+        form, ref_index = injected
+        markdown += f"\n\nInjected claim {lookalike(REFS[ref_index], form)} [OBS-81001]."
+    for principal in (ALICE, BOB):
+        hidden = HIDDEN_FROM[principal.user_id]
+        strings = user_facing_strings(principal, markdown)
+        for s in strings:
+            assert lookalike_spans(s) == [], s
+            assert not {t.ref for t in scan_tokens(s)} & hidden, s
+            flat = unicodedata.normalize("NFKC", s)
+            for ref in hidden:
+                assert str(ref.id) not in flat, (principal.user_id, ref, s)
+            for secret in SECRETS[principal.user_id]:
+                assert secret not in s
+        blob = "\n".join(strings)
+        for marker, (kind, refs) in markers.items():
+            supported = any(r not in hidden and r != DOC_ELSEWHERE for r in refs)
+            if kind in UNIT_KINDS and refs and not supported and set(refs) & hidden:
+                assert marker not in blob, (principal.user_id, marker, markdown)
+    assert TENANT == "acme"
