@@ -394,6 +394,40 @@ async def test_a_lying_producer_gets_one_regeneration_only(bus: Bus) -> None:
     assert (msg["draft_id"], msg["attempt"], msg["attempts"]) == (second["draft_id"], 0, 2)
 
 
+async def test_published_title_and_quote_name_no_hidden_id(bus: Bus) -> None:
+    """Issue 15.1: DOC-9008 (visible to u-cy) has a title and text naming DOC-9002 (hidden from
+    u-cy); its title comes from MongoDB and the quote from the agent: neither may carry 9002."""
+    turn = unique_id("t-title")
+    output = answer(
+        "The runbook index lists the analysis [DOC-9008].",
+        citations=[{"kind": "DOC", "id": 9008, "quote": "See [DOC-9002] for the refund analysis."}],
+    )
+    await bus.send(draft(turn, output, **CY))
+    (ok,) = await bus.wait_for("validated", key=turn)
+    assert ok.json()["citations"] == [
+        {
+            "kind": "DOC",
+            "id": 9008,
+            "title": "Runbook index",
+            "quote": "See for the refund analysis.",
+            "quote_check": "exact",
+        }
+    ]
+    assert b"9002" not in ok.value
+    assert ok.json()["output"]["citations"][0]["quote"] == "See for the refund analysis."
+
+
+async def test_a_lookalike_token_is_schema_invalid_end_to_end(bus: Bus) -> None:
+    """Issue 15.5: a full-width look-alike of a hidden id fails the draft and never leaves."""
+    turn = unique_id("t-lookalike")
+    output = answer("Refunds tripled [DOC-９００２]. Latency rose [OBS-1001].")
+    await bus.send(draft(turn, output, attempt=1, **CY))
+    (cng,) = await bus.wait_for("could_not_ground", key=turn)
+    assert cng.json()["reasons"] == [{"code": "schema_invalid", "path": "answer_markdown"}]
+    assert "９００２" not in cng.value.decode()
+    assert b"9002" not in cng.value
+
+
 async def test_traceparent_is_propagated_to_every_derived_message(bus: Bus) -> None:
     turn = unique_id("t-trace")
     t0 = b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"

@@ -121,7 +121,9 @@ def test_a_title_naming_an_id_the_draft_never_cited_loses_the_token() -> None:
 
 def test_a_backtick_line_whose_info_string_holds_a_backtick_is_prose_and_is_hedged() -> None:
     output = {
-        "answer_markdown": "```Falcon``` is priced at 4.2B [DOC-73002].\n\nAurora sailed [OBS-73100]."
+        "answer_markdown": (
+            "```Falcon``` is priced at 4.2B [DOC-73002].\n\nAurora sailed [OBS-73100]."
+        )
     }
     decision = decide_for(output)
     assert decision.outcome == "grounded"
