@@ -22,6 +22,9 @@ Decisions:
   event names the failed draft, its attempt, ``attempts: 1``. A tick for a turn that timed out is
   answered by re-publishing that event. A tick before the deadline, or for another phase, changes
   nothing.
+- ``claim_checks`` (rule 7b) rides on the grounded answer and the ledger batch only when the
+  tenant declares claims; the regenerate request names a contradiction's settled value in its
+  reason's ``detail``; the could-not-ground event keeps code and path, as for every reason.
 - ``expired`` applies to terminal turns only; a regenerating turn ends through its deadline.
   ``decide`` does not look at retention: the caller drops an expired state first.
 """
@@ -34,6 +37,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from worker.core.claim_checks import claim_checks_wire
 from worker.core.envelope import EnvelopeRejection
 from worker.core.failures import FailureCode
 from worker.core.ids import ledger_event_id, regenerate_event_id, terminal_event_id
@@ -145,6 +149,7 @@ def _ledger(prepared: Prepared, ev: Evaluation, outcome: LedgerOutcome, version:
         outcome=outcome,
         policy_version=version,
         rows=ledger_wire(ev.ledger_rows),
+        claim_checks=claim_checks_wire(ev.claim_checks) if ev.claim_checks else None,
     )
 
 
@@ -191,6 +196,7 @@ def _terminal(
             citations=sources_wire(ev.citations),
             policy_version=base.policy_version,
             validated_at=rfc3339(now),
+            claim_checks=claim_checks_wire(ev.claim_checks) if ev.claim_checks else None,
         )
     else:
         outcome, topic = LedgerOutcome.COULD_NOT_GROUND, OutTopic.COULD_NOT_GROUND
