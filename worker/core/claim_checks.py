@@ -141,7 +141,10 @@ def _dot_path(path: str) -> str:
     return path
 
 
-DotPath = Annotated[str, Field(pattern=DOT_PATH_PATTERN), AfterValidator(_dot_path)]
+#: The pattern is for the JSON Schema; ``_dot_path`` checks it with a clearer message.
+DotPath = Annotated[
+    str, Field(json_schema_extra={"pattern": DOT_PATH_PATTERN}), AfterValidator(_dot_path)
+]
 
 
 # --- the policy's declarations and the envelope's facts ----------------------------------------
