@@ -44,6 +44,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
+from functools import cached_property
 from types import UnionType
 from typing import Annotated, Any, Literal, NamedTuple, Union, get_args, get_origin
 
@@ -61,6 +62,7 @@ _DOT_PATH = re.compile(DOT_PATH_PATTERN)
 DETAIL_VALUE_CHARS = 200
 _UNKNOWN = "unknown"
 _MISSING: Any = object()
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 class Disposition(StrEnum):
@@ -171,6 +173,32 @@ class DeclaredClaim(BaseModel):
     #: The fact's field, e.g. ``flag``.
     field: Annotated[str, Field(min_length=1)]
 
+    @cached_property
+    def plan(self) -> _Plan:
+        """The claim made ready to check: split paths, the literal entity as shown."""
+        if isinstance(self.entity, str):
+            entity, entity_path = self.entity, None
+        else:
+            entity, entity_path = None, tuple(self.entity.from_.split("."))
+        return _Plan(
+            self.answer_field,
+            tuple(self.answer_field.split(".")),
+            self.field,
+            entity,
+            None if entity is None else _shown(entity),
+            entity_path,
+        )
+
+
+class _Plan(NamedTuple):
+    answer_field: str
+    path: tuple[str, ...]
+    field: str
+    #: A literal entity (raw, and with tokens removed); ``None`` for ``{"from": …}``.
+    entity: str | None
+    shown: str | None
+    entity_path: tuple[str, ...] | None
+
 
 class Fact(NamedTuple):
     """One typed value an agent's tool returned this turn (the envelope's ``facts[]``)."""
@@ -233,9 +261,14 @@ class ClaimCheckOut(BaseModel):
     superseded: Literal[True] | None = None
 
 
-def _lookup(output: Mapping[str, Any], path: str) -> Any:
+def _shown(entity: str) -> str:
+    """An entity as it may leave the worker: no citation token (they all start with ``[``)."""
+    return remove_all_tokens(entity) if "[" in entity else entity
+
+
+def _get(output: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     node: Any = output
-    for segment in path.split("."):
+    for segment in path:
         if not isinstance(node, dict):
             return _MISSING
         node = node.get(segment, _MISSING)
@@ -277,13 +310,12 @@ def json_equal(a: Any, b: Any) -> bool:
 
 def claim_equals(claimed: Any, settled: Any) -> bool:
     """JSON equality plus the one leniency: ``"30"`` claims ``30`` (never the other way)."""
+    kind = type(claimed)
+    if kind is type(settled) and kind in _SCALARS:  # the common case: Python's == is JSON's
+        return bool(claimed == settled)
     if isinstance(claimed, str) and _is_number(settled):
         return claimed == canonical_decimal(settled)
     return json_equal(claimed, settled)
-
-
-def _unknown(value: Any) -> bool:
-    return value is None or value == _UNKNOWN
 
 
 def _order(indexed: tuple[int, Fact]) -> tuple[int, bool, datetime | None, int]:
@@ -296,43 +328,36 @@ def _order(indexed: tuple[int, Fact]) -> tuple[int, bool, datetime | None, int]:
 def _facts_by_key(facts: Sequence[Fact]) -> dict[tuple[str, str], list[tuple[int, Fact]]]:
     by_key: dict[tuple[str, str], list[tuple[int, Fact]]] = {}
     for index, fact in enumerate(facts):
-        by_key.setdefault((fact.entity, fact.field), []).append((index, fact))
+        key = (fact.entity, fact.field)
+        found = by_key.get(key)
+        if found is None:
+            by_key[key] = [(index, fact)]
+        else:
+            found.append((index, fact))
     return by_key
 
 
-def _entity(claim: DeclaredClaim, output: Mapping[str, Any]) -> str | None:
-    if isinstance(claim.entity, str):
-        return claim.entity
-    value = _lookup(output, claim.entity.from_)
-    return value if isinstance(value, str) and value else None
+#: ``tuple.__new__``: a ``ClaimCheck`` from its parts without the NamedTuple's Python ``__new__``.
+_new = tuple.__new__
 
 
-def _one(
-    claim: DeclaredClaim,
-    by_key: Mapping[tuple[str, str], list[tuple[int, Fact]]],
-    output: Mapping[str, Any],
+def _compare(
+    head: tuple[str, str | None, str], claimed: Any, candidates: list[tuple[int, Fact]]
 ) -> ClaimCheck:
-    entity = _entity(claim, output)
-    shown = None if entity is None else remove_all_tokens(entity)
-    claimed = _lookup(output, claim.answer_field)
-    head = (claim.answer_field, shown, claim.field)
-    if claimed is _MISSING:
-        return ClaimCheck(*head, Disposition.OMITTED)
-    candidates = by_key.get((entity, claim.field)) if entity is not None else None
-    if not candidates:
-        return ClaimCheck(*head, Disposition.UNCOLLECTED)
-    settling = max(candidates, key=_order)
+    """The dispositions after ``omitted``, given the facts of the claim's (entity, field)."""
+    settling = candidates[0] if len(candidates) == 1 else max(candidates, key=_order)
     settled = settling[1]
-    if _unknown(settled.value):
-        return ClaimCheck(*head, Disposition.UNCOLLECTED)
-    if _unknown(claimed):
-        return ClaimCheck(*head, Disposition.ADVISORY, settled=settled)
-    if claim_equals(claimed, settled.value):
-        return ClaimCheck(*head, Disposition.SUPPORTED, settled=settled)
+    value = settled.value
+    if value is None or value == _UNKNOWN:
+        return _new(ClaimCheck, (*head, Disposition.UNCOLLECTED, False, None))
+    if claimed is None or claimed == _UNKNOWN:
+        return _new(ClaimCheck, (*head, Disposition.ADVISORY, False, settled))
+    if claim_equals(claimed, value):
+        return _new(ClaimCheck, (*head, Disposition.SUPPORTED, False, settled))
     superseded = any(
         claim_equals(claimed, fact.value) for index, fact in candidates if index != settling[0]
     )
-    return ClaimCheck(*head, Disposition.CONTRADICTED, superseded, settled)
+    return _new(ClaimCheck, (*head, Disposition.CONTRADICTED, superseded, settled))
 
 
 def check_claims(
@@ -341,8 +366,28 @@ def check_claims(
     """Rule 7b: one ``ClaimCheck`` per declared claim, in declared order. Pure; total."""
     if not claims:
         return ()
-    by_key = _facts_by_key(facts)
-    return tuple(_one(claim, by_key, output) for claim in claims)
+    by_key: dict[tuple[str, str], list[tuple[int, Fact]]] | None = None
+    out: list[ClaimCheck] = []
+    for claim in claims:
+        answer_field, path, field, entity, shown, entity_path = claim.plan
+        if entity_path is not None:
+            named = _get(output, entity_path)
+            entity = named if isinstance(named, str) and named else None
+            shown = None if entity is None else _shown(entity)
+        claimed = _get(output, path)
+        head = (answer_field, shown, field)
+        if claimed is _MISSING:
+            out.append(_new(ClaimCheck, (*head, Disposition.OMITTED, False, None)))
+            continue
+        if entity is not None:
+            if by_key is None:
+                by_key = _facts_by_key(facts)
+            candidates = by_key.get((entity, field))
+            if candidates:
+                out.append(_compare(head, claimed, candidates))
+                continue
+        out.append(_new(ClaimCheck, (*head, Disposition.UNCOLLECTED, False, None)))
+    return tuple(out)
 
 
 # --- what the checks become --------------------------------------------------------------------

@@ -137,7 +137,13 @@ def _groups(groups: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(set(groups)))
 
 
-def _ledger(prepared: Prepared, ev: Evaluation, outcome: LedgerOutcome, version: str) -> bytes:
+def _ledger(
+    prepared: Prepared,
+    ev: Evaluation,
+    outcome: LedgerOutcome,
+    version: str,
+    checks: list[dict[str, object]] | None = None,
+) -> bytes:
     d = prepared.draft
     return message_bytes(
         LedgerBatch,
@@ -149,7 +155,7 @@ def _ledger(prepared: Prepared, ev: Evaluation, outcome: LedgerOutcome, version:
         outcome=outcome,
         policy_version=version,
         rows=ledger_wire(ev.ledger_rows),
-        claim_checks=claim_checks_wire(ev.claim_checks) if ev.claim_checks else None,
+        claim_checks=checks,
     )
 
 
@@ -180,6 +186,7 @@ def _terminal(
     d = prepared.draft
     event_id = terminal_event_id(base.tenant_id, d.turn_id)
     attempts = base.attempts_decided + 1
+    checks = claim_checks_wire(ev.claim_checks) if ev.claim_checks else None
     if ev.grounded and ev.redacted_output is not None:
         outcome, topic = LedgerOutcome.GROUNDED, OutTopic.VALIDATED
         event = message_bytes(
@@ -196,7 +203,7 @@ def _terminal(
             citations=sources_wire(ev.citations),
             policy_version=base.policy_version,
             validated_at=rfc3339(now),
-            claim_checks=claim_checks_wire(ev.claim_checks) if ev.claim_checks else None,
+            claim_checks=checks,
         )
     else:
         outcome, topic = LedgerOutcome.COULD_NOT_GROUND, OutTopic.COULD_NOT_GROUND
@@ -216,7 +223,7 @@ def _terminal(
             policy_version=base.policy_version,
             at=rfc3339(now),
         )
-    ledger = _ledger(prepared, ev, outcome, base.policy_version)
+    ledger = _ledger(prepared, ev, outcome, base.policy_version, checks)
     state = base.model_copy(
         update={
             "phase": TurnPhase.TERMINAL,
@@ -252,7 +259,8 @@ def _regenerate(
         policy_version=base.policy_version,
         deadline=rfc3339(deadline),
     )
-    ledger = _ledger(prepared, ev, LedgerOutcome.REGENERATE, base.policy_version)
+    checks = claim_checks_wire(ev.claim_checks) if ev.claim_checks else None
+    ledger = _ledger(prepared, ev, LedgerOutcome.REGENERATE, base.policy_version, checks)
     state = base.model_copy(
         update={
             "phase": TurnPhase.REGENERATING,
