@@ -34,6 +34,7 @@ from worker.core.claim_checks import (
 )
 from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
 from worker.core.failures import FailureCode
+from worker.core.messages import GroundedAnswer, LedgerBatch, RegenerateRequest, to_json_bytes
 from worker.core.policy import PolicyBook, TenantPolicy
 from worker.core.turns import TurnPhase
 
@@ -646,3 +647,20 @@ def test_a_hidden_token_in_the_entity_reaches_no_message() -> None:
 
 def test_no_declared_claims_no_checks() -> None:
     assert check_claims((), [fact("review")], flag_output()) == ()
+
+
+def test_messages_with_claim_checks_are_valid_wire_messages() -> None:
+    first = run(make_proposal("cleared", REVIEW_FACTS, draft_id="d-1"), policy=POLICY)
+    fixed = run(
+        make_proposal("review", REVIEW_FACTS, draft_id="d-2", attempt=1),
+        state=first.state,
+        policy=POLICY,
+    )
+    models = {
+        "validated": GroundedAnswer,
+        "ledger": LedgerBatch,
+        "regenerate": RegenerateRequest,
+    }
+    for out in (*first.outbound, *fixed.outbound):
+        model = models[out.topic.value].model_validate_json(out.value)
+        assert to_json_bytes(model) == out.value
