@@ -127,11 +127,9 @@ def path_problem(path: str) -> str | None:
             nxt += [m for m in found if m not in nxt]
             array = array or is_array
         if not nxt:
-            return (
-                f"{here} is an array: a path may not pass through one"
-                if array
-                else (f"{here} is not an object")
-            )
+            if array:
+                return f"{here} is an array: a path may not pass through one"
+            return f"{here} is not an object"
         current = nxt
     return None  # pragma: no cover - the loop returns on its last segment
 
