@@ -247,11 +247,14 @@ def _malformed(message: str) -> EnvelopeRejection:
     return EnvelopeRejection("malformed_envelope", message)
 
 
+#: ``tuple.__new__``: a ``Fact`` from checked parts without the NamedTuple's Python ``__new__``.
+_new = tuple.__new__
 _FACTS_RULE = (
     "facts is neither null nor a list of {entity, field, value, tool_name, tool_call_id,"
     " iteration, measured_at?}"
 )
-_FACT_STRINGS = ("entity", "field", "tool_name", "tool_call_id")
+#: JSON scalars: a fact value of one of these types is readable without a walk.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _readable(value: Any) -> bool:
@@ -281,34 +284,34 @@ def _measured_at(value: Any) -> datetime | EnvelopeRejection | None:
     return _malformed(_FACTS_RULE)
 
 
+def _fact_strings(*values: Any) -> bool:
+    return all(type(value) is str and value for value in values)
+
+
 def _facts(value: Any) -> tuple[Fact, ...] | EnvelopeRejection:
     if value is None:
         return ()
     if not isinstance(value, list):
         return _malformed(_FACTS_RULE)
     facts: list[Fact] = []
+    get = dict.get
     for item in value:
-        if not isinstance(item, dict) or "value" not in item:
+        if type(item) is not dict or "value" not in item:
             return _malformed(_FACTS_RULE)
-        if not all(_nonempty_str(item.get(name)) for name in _FACT_STRINGS):
+        entity, field = get(item, "entity"), get(item, "field")
+        tool, call = get(item, "tool_name"), get(item, "tool_call_id")
+        iteration, fact_value = get(item, "iteration"), item["value"]
+        if (
+            not _fact_strings(entity, field, tool, call)
+            or type(iteration) is not int
+            or iteration < 0
+            or (type(fact_value) not in _SCALARS and not _readable(fact_value))
+        ):
             return _malformed(_FACTS_RULE)
-        iteration = item.get("iteration")
-        if not _is_int(iteration) or iteration < 0 or not _readable(item["value"]):
-            return _malformed(_FACTS_RULE)
-        measured_at = _measured_at(item.get("measured_at"))
+        measured_at = _measured_at(get(item, "measured_at"))
         if isinstance(measured_at, EnvelopeRejection):
             return measured_at
-        facts.append(
-            Fact(
-                item["entity"],
-                item["field"],
-                item["value"],
-                item["tool_name"],
-                item["tool_call_id"],
-                iteration,
-                measured_at,
-            )
-        )
+        facts.append(_new(Fact, (entity, field, fact_value, tool, call, iteration, measured_at)))
     return tuple(facts)
 
 
