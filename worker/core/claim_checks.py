@@ -285,33 +285,30 @@ def canonical_decimal(number: int | float) -> str:
     return "0" if text == "-0" else text
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+_NUMBERS = frozenset({int, float})
 
 
 def json_equal(a: Any, b: Any) -> bool:
-    """JSON equality: numbers by value, booleans apart from numbers, objects unordered."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a is b
-    if _is_number(a) and _is_number(b):
-        return bool(a == b)
-    if isinstance(a, str) or isinstance(b, str):
-        return isinstance(a, str) and isinstance(b, str) and a == b
-    if a is None or b is None:
-        return a is None and b is None
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(json_equal(v, b[k]) for k, v in a.items())
-    return False
+    """JSON equality: numbers by value, booleans apart from numbers, objects unordered.
+
+    Values are what a JSON parser builds (exact ``dict``, ``list``, ``str``, ``int``, ``float``,
+    ``bool``, ``None``), so the type decides: ``bool`` is its own type here, never an ``int``.
+    """
+    kind = type(a)
+    if kind is type(b):
+        if kind in _SCALARS:
+            return bool(a == b)
+        if kind is list:
+            return len(a) == len(b) and all(map(json_equal, a, b))
+        if kind is dict:
+            return a.keys() == b.keys() and all(json_equal(v, b[k]) for k, v in a.items())
+        return False
+    return kind in _NUMBERS and type(b) in _NUMBERS and bool(a == b)
 
 
 def claim_equals(claimed: Any, settled: Any) -> bool:
     """JSON equality plus the one leniency: ``"30"`` claims ``30`` (never the other way)."""
-    kind = type(claimed)
-    if kind is type(settled) and kind in _SCALARS:  # the common case: Python's == is JSON's
-        return bool(claimed == settled)
-    if isinstance(claimed, str) and _is_number(settled):
+    if type(claimed) is str and type(settled) in _NUMBERS:
         return claimed == canonical_decimal(settled)
     return json_equal(claimed, settled)
 
