@@ -313,35 +313,40 @@ def claim_equals(claimed: Any, settled: Any) -> bool:
     return json_equal(claimed, settled)
 
 
-def _order(indexed: tuple[int, Fact]) -> tuple[int, bool, datetime | None, int]:
-    index, fact = indexed
-    # A fact without measured_at sorts before any with one; the None never meets a datetime
-    # in a comparison because the flag before it differs.
-    return (fact.iteration, fact.measured_at is not None, fact.measured_at, index)
-
-
-def _facts_by_key(facts: Sequence[Fact]) -> dict[tuple[str, str], list[tuple[int, Fact]]]:
-    by_key: dict[tuple[str, str], list[tuple[int, Fact]]] = {}
-    for index, fact in enumerate(facts):
+def _facts_by_key(facts: Sequence[Fact]) -> dict[tuple[str, str], list[Fact]]:
+    """The facts of each (entity, field), in list order."""
+    by_key: dict[tuple[str, str], list[Fact]] = {}
+    for fact in facts:
         key = (fact.entity, fact.field)
         found = by_key.get(key)
         if found is None:
-            by_key[key] = [(index, fact)]
+            by_key[key] = [fact]
         else:
-            found.append((index, fact))
+            found.append(fact)
     return by_key
+
+
+def settling_fact(candidates: Sequence[Fact]) -> Fact:
+    """The latest: highest ``iteration``, then latest ``measured_at`` (none is older than any),
+    then last in the list (``>=`` lets a later equal one win)."""
+    settled = candidates[0]
+    best = (settled.iteration, settled.measured_at is not None, settled.measured_at)
+    for fact in candidates[1:]:
+        # Tuples compare element by element: two ``None`` times are equal, never ordered, and a
+        # ``None`` never meets a datetime because the flag before it differs.
+        rank = (fact.iteration, fact.measured_at is not None, fact.measured_at)
+        if rank >= best:
+            settled, best = fact, rank
+    return settled
 
 
 #: ``tuple.__new__``: a ``ClaimCheck`` from its parts without the NamedTuple's Python ``__new__``.
 _new = tuple.__new__
 
 
-def _compare(
-    head: tuple[str, str | None, str], claimed: Any, candidates: list[tuple[int, Fact]]
-) -> ClaimCheck:
+def _compare(head: tuple[str, str | None, str], claimed: Any, candidates: list[Fact]) -> ClaimCheck:
     """The dispositions after ``omitted``, given the facts of the claim's (entity, field)."""
-    settling = candidates[0] if len(candidates) == 1 else max(candidates, key=_order)
-    settled = settling[1]
+    settled = candidates[0] if len(candidates) == 1 else settling_fact(candidates)
     value = settled.value
     if value is None or value == _UNKNOWN:
         return _new(ClaimCheck, (*head, Disposition.UNCOLLECTED, False, None))
@@ -349,9 +354,7 @@ def _compare(
         return _new(ClaimCheck, (*head, Disposition.ADVISORY, False, settled))
     if claim_equals(claimed, value):
         return _new(ClaimCheck, (*head, Disposition.SUPPORTED, False, settled))
-    superseded = any(
-        claim_equals(claimed, fact.value) for index, fact in candidates if index != settling[0]
-    )
+    superseded = any(claim_equals(claimed, f.value) for f in candidates if f is not settled)
     return _new(ClaimCheck, (*head, Disposition.CONTRADICTED, superseded, settled))
 
 
@@ -361,14 +364,18 @@ def check_claims(
     """Rule 7b: one ``ClaimCheck`` per declared claim, in declared order. Pure; total."""
     if not claims:
         return ()
-    by_key: dict[tuple[str, str], list[tuple[int, Fact]]] | None = None
+    by_key: dict[tuple[str, str], list[Fact]] | None = None
+    named: dict[tuple[str, ...], tuple[str | None, str | None]] = {}
     out: list[ClaimCheck] = []
     for claim in claims:
         answer_field, path, field, entity, shown, entity_path = claim.plan
         if entity_path is not None:
-            named = _get(output, entity_path)
-            entity = named if isinstance(named, str) and named else None
-            shown = None if entity is None else _shown(entity)
+            found = named.get(entity_path)
+            if found is None:
+                value = _get(output, entity_path)
+                name = value if isinstance(value, str) and value else None
+                found = named[entity_path] = (name, None if name is None else _shown(name))
+            entity, shown = found
         claimed = _get(output, path)
         head = (answer_field, shown, field)
         if claimed is _MISSING:
