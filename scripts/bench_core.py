@@ -13,6 +13,13 @@ Baseline (house rule: every figure also as a ratio against a baseline measured i
 in each round just before the core, so machine noise hits both alike. The ratio says how many
 envelope parses one draft through the core costs; it moves only when the core does.
 Drafts are parsed from their envelope bytes up front, so no two drafts share an output object.
+
+Typed claims (rule 7b): the same drafts with and without ten declared claims in the tenant's
+policy, timed in alternate slices of each round (the envelope carries the same twenty facts in
+both, so only the check differs): a proposal whose ten claims all find facts (a cheap draft: the
+check's cost shows the most there); the typical answer under the same claims, which name proposal
+fields and are all ``omitted``; and the typical answer under ten claims that all find facts
+(``tool_calls_made`` against ten entities). Target: with claims >= 0.9 x without.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from worker.core.claim_checks import DeclaredClaim  # noqa: E402
 from worker.core.envelope import Draft, parse_envelope  # noqa: E402
 from worker.core.evidence import (  # noqa: E402
     CitationRef,
@@ -116,20 +124,87 @@ def large_report() -> dict[str, Any]:
     }
 
 
-def envelope(output: dict[str, Any], kind: DraftKind, n: int) -> bytes:
-    """The record value a producer would write for one draft of ``output``."""
-    return orjson.dumps(
-        {
-            "schema_version": 1,
-            "draft_id": f"d-{n}",
-            "turn_id": f"t-{n}",
-            "attempt": 0,
-            "tenant_id": "acme",
-            "principal": {"user_id": PRINCIPAL.user_id, "groups": list(PRINCIPAL.groups)},
-            "kind": kind.value,
-            "output": output,
-        }
+def typical_proposal() -> dict[str, Any]:
+    return {
+        "proposal_type": "entity_flag",
+        "summary": "Flag vessel Aurora for review: it loitered near buoy 7 [OBS-3] [EVT-4].",
+        "grounding": {
+            "reasoning": "It entered the corridor at dawn [OBS-1] and slowed [OBS-2].",
+            "observations": [1, 2, 3],
+        },
+        "confidence": 0.8,
+        "gate": "Q9",
+        "auto_appliable": False,
+        "patch": {"entity_id": "vessel:aurora", "flag": "review", "reason": "loitering"},
+    }
+
+
+#: Ten declared claims over a proposal's typed fields (the entity taken from the output or fixed).
+CLAIM_FIELDS = (
+    "patch.flag",
+    "patch.reason",
+    "patch.entity_id",
+    "confidence",
+    "gate",
+    "auto_appliable",
+    "proposal_type",
+    "summary",
+    "grounding.reasoning",
+    "grounding.observations",
+)
+TEN_CLAIMS = TenantPolicy(
+    claims=tuple(
+        DeclaredClaim.model_validate(
+            {
+                "answer_field": path,
+                "entity": {"from": "patch.entity_id"} if path.startswith("patch") else "run",
+                "field": path,
+            }
+        )
+        for path in CLAIM_FIELDS
     )
+)
+
+
+def facts_for(output: dict[str, Any]) -> list[dict[str, Any]]:
+    """Two facts per claimed field: an early value, and the settling one equal to the output's."""
+    facts: list[dict[str, Any]] = []
+    for iteration in (0, 1):
+        for path in CLAIM_FIELDS:
+            node: Any = output
+            for segment in path.split("."):
+                node = node.get(segment) if isinstance(node, dict) else None
+            facts.append(
+                {
+                    "entity": "vessel:aurora" if path.startswith("patch") else "run",
+                    "field": path,
+                    "value": node if iteration else "stale",
+                    "tool_name": "lookup",
+                    "tool_call_id": f"call-{iteration}-{path}",
+                    "iteration": iteration,
+                    "measured_at": "2026-12-02T11:00:00Z",
+                }
+            )
+    return facts
+
+
+def envelope(
+    output: dict[str, Any], kind: DraftKind, n: int, facts: list[dict[str, Any]] | None = None
+) -> bytes:
+    """The record value a producer would write for one draft of ``output``."""
+    value: dict[str, Any] = {
+        "schema_version": 1,
+        "draft_id": f"d-{n}",
+        "turn_id": f"t-{n}",
+        "attempt": 0,
+        "tenant_id": "acme",
+        "principal": {"user_id": PRINCIPAL.user_id, "groups": list(PRINCIPAL.groups)},
+        "kind": kind.value,
+        "output": output,
+    }
+    if facts is not None:
+        value["facts"] = facts
+    return orjson.dumps(value)
 
 
 def parsed(value: bytes, n: int) -> Draft:
@@ -138,11 +213,11 @@ def parsed(value: bytes, n: int) -> Draft:
     return d
 
 
-def one(d: Draft, records: dict[CitationRef, EvidenceRecord]) -> str:
-    prepared = prepare(d, POLICY)
+def one(d: Draft, records: dict[CitationRef, EvidenceRecord], policy: TenantPolicy = POLICY) -> str:
+    prepared = prepare(d, policy)
     evidence = {r: records[r] for r in prepared.refs_to_resolve if r in records}
-    ev = evaluate(prepared, evidence, POLICY, NOW)
-    return decide(None, prepared, ev, POLICY, NOW, "bench").outcome
+    ev = evaluate(prepared, evidence, policy, NOW)
+    return decide(None, prepared, ev, policy, NOW, "bench").outcome
 
 
 def rate(work: Callable[[], int], seconds: float) -> float:
@@ -188,6 +263,73 @@ def bench(name: str, output: dict[str, Any], kind: DraftKind, rounds: int, secon
     )
 
 
+#: Ten claims an answer can satisfy: the tools it called, as ten tools' runs reported them.
+TEN_ANSWER_CLAIMS = TenantPolicy(
+    claims=tuple(
+        DeclaredClaim(answer_field="tool_calls_made", entity=f"run-{i}", field="tools")
+        for i in range(10)
+    )
+)
+
+
+def answer_facts(output: dict[str, Any]) -> list[dict[str, Any]]:
+    """Two facts per ``TEN_ANSWER_CLAIMS`` entity: a stale list, then the answer's own."""
+    return [
+        {
+            "entity": f"run-{i}",
+            "field": "tools",
+            "value": output["tool_calls_made"] if iteration else ["stale"],
+            "tool_name": "trace",
+            "tool_call_id": f"call-{iteration}-{i}",
+            "iteration": iteration,
+        }
+        for iteration in (0, 1)
+        for i in range(10)
+    ]
+
+
+def bench_claims(
+    name: str,
+    output: dict[str, Any],
+    kind: DraftKind,
+    claims: TenantPolicy,
+    facts: list[dict[str, Any]],
+    rounds: int,
+    seconds: float,
+) -> None:
+    """Drafts/s without and with ten declared claims, alternating slices; medians and ratio."""
+    records = corpus()
+    drafts = [parsed(envelope(output, kind, n, facts), n) for n in range(64)]
+    outcomes = {one(drafts[0], records, p) for p in (POLICY, claims)}
+    checks = evaluate(prepare(drafts[0], claims), records, claims, NOW).claim_checks
+    dispositions = sorted({c.disposition.value for c in checks})
+
+    def work(policy: TenantPolicy) -> Callable[[], int]:
+        def run() -> int:
+            for d in drafts:
+                one(d, records, policy)
+            return len(drafts)
+
+        return run
+
+    without, with_claims, ratios = [], [], []
+    for _ in range(rounds):
+        a, b = [], []
+        for _ in range(4):  # alternate short slices so drift hits both alike
+            a.append(rate(work(POLICY), seconds / 8))
+            b.append(rate(work(claims), seconds / 8))
+        without.append(statistics.mean(a))
+        with_claims.append(statistics.mean(b))
+        ratios.append(with_claims[-1] / without[-1])
+    print(
+        f"{name:15s} outcome={'/'.join(sorted(outcomes)):9s} no claims "
+        f"{statistics.median(without):7.0f} drafts/s; 10 claims ({', '.join(dispositions)}) "
+        f"{statistics.median(with_claims):7.0f} drafts/s; with/without = "
+        f"{statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f}; "
+        f"{rounds} rounds)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
@@ -195,6 +337,13 @@ def main() -> None:
     args = parser.parse_args()
     bench("typical answer", typical_answer(), DraftKind.ANSWER, args.rounds, args.seconds)
     bench("large report", large_report(), DraftKind.REPORT, args.rounds, args.seconds)
+    proposal, answer = typical_proposal(), typical_answer()
+    for name, output, kind, claims, facts in (
+        ("claims/proposal", proposal, DraftKind.PROPOSAL, TEN_CLAIMS, facts_for(proposal)),
+        ("claims/answer", answer, DraftKind.ANSWER, TEN_CLAIMS, facts_for(proposal)),
+        ("claims/answer+", answer, DraftKind.ANSWER, TEN_ANSWER_CLAIMS, answer_facts(answer)),
+    ):
+        bench_claims(name, output, kind, claims, facts, args.rounds, args.seconds)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,11 @@
 It plays the agent side of the contract against a running worker: good answers, proposals and
 reports; drafts citing an id that does not exist or belongs to another tenant; drafts citing a
 document the reader may not see; a published report; a model's raw fenced text; malformed
-envelopes. When the worker asks for a regeneration it answers with a corrected attempt 1 - or,
-for some turns, with another bad attempt, or not at all - so every route shows up. It then prints
-a tally of what went where, and checks that no output carries an id its reader may not see.
+envelopes; a proposal whose typed claim contradicts the agent's own tool facts (tenant globex
+declares the claim in deploy/demo-policies.json). When the worker asks for a regeneration it
+answers with a corrected attempt 1 - or, for some turns, with another bad attempt, or not at all -
+so every route shows up. It then prints a tally of what went where, and checks that no output
+carries an id its reader may not see and no could-not-ground reason more than a code and a path.
 Exit code 0 when every turn ended as planned and nothing leaked, 1 otherwise.
 """
 
@@ -56,6 +58,9 @@ class Turn:
     turn_id: str = ""
     events: list[str] = field(default_factory=list)
     done: str | None = None
+    tenant: str = "acme"
+    #: The typed values the agent's tools returned (the envelope's ``facts``, rule 7b).
+    facts: list[dict[str, Any]] | None = None
 
 
 def incident_report(status: str) -> dict[str, Any]:
@@ -78,6 +83,35 @@ def incident_report(status: str) -> dict[str, Any]:
         ],
         "status": status,
     }
+
+
+def conveyor_flag(flag: str) -> dict[str, Any]:
+    """A globex proposal flagging a conveyor; the tenant declares ``patch.flag`` a typed claim."""
+    return {
+        "proposal_type": "entity_flag",
+        "summary": f"Mark Site B conveyor 4 {flag}: vibration trends above threshold [OBS-2002].",
+        "grounding": {
+            "reasoning": "Readings keep rising; maintenance is booked [EVT-601].",
+            "observations": [2002],
+        },
+        "confidence": 0.7,
+        "gate": "Q9",
+        "patch": {"entity_id": "conveyor:site-b-4", "flag": flag, "reason": "vibration"},
+    }
+
+
+#: What the agent's asset tool said: ``cleared`` early on, ``review`` once it looked again.
+CONVEYOR_FACTS = [
+    {
+        "entity": "conveyor:site-b-4",
+        "field": "flag",
+        "value": value,
+        "tool_name": "asset_status",
+        "tool_call_id": f"call-{iteration}",
+        "iteration": iteration,
+    }
+    for iteration, value in enumerate(["cleared", "review"])
+]
 
 
 def scenarios() -> list[Turn]:
@@ -202,6 +236,27 @@ def scenarios() -> list[Turn]:
             answer,
             '```json\n{"answer_markdown": "The deploy reached eu-west-1 [EVT-501]."}\n```',
         ),
+        Turn(
+            "typed claim contradicted, fixed",
+            "u-gil",
+            ("ops",),
+            "proposal",
+            conveyor_flag("cleared"),
+            fixed=conveyor_flag("review"),
+            tenant="globex",
+            facts=CONVEYOR_FACTS,
+        ),
+        Turn(
+            "typed claim contradicted twice",
+            "u-gil",
+            ("ops",),
+            "proposal",
+            conveyor_flag("cleared"),
+            on_regenerate="repeat",
+            expect="could_not_ground",
+            tenant="globex",
+            facts=CONVEYOR_FACTS,
+        ),
         Turn("not JSON at all", *ana, answer, None, expect="dead_letter", raw=b"\x00garbage"),
         Turn(
             "envelope without tenant",
@@ -215,22 +270,23 @@ def scenarios() -> list[Turn]:
 
 
 def envelope(turn: Turn, attempt: int, output: Any) -> bytes:
-    return orjson.dumps(
-        {
-            "schema_version": 1,
-            "draft_id": f"{turn.turn_id}-a{attempt}",
-            "turn_id": turn.turn_id,
-            "attempt": attempt,
-            "tenant_id": "acme",
-            "principal": {"user_id": turn.user, "groups": list(turn.groups)},
-            "kind": turn.kind,
-            "output": output,
-            "produced_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
-        }
-    )
+    value: dict[str, Any] = {
+        "schema_version": 1,
+        "draft_id": f"{turn.turn_id}-a{attempt}",
+        "turn_id": turn.turn_id,
+        "attempt": attempt,
+        "tenant_id": turn.tenant,
+        "principal": {"user_id": turn.user, "groups": list(turn.groups)},
+        "kind": turn.kind,
+        "output": output,
+        "produced_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+    }
+    if turn.facts is not None:
+        value["facts"] = turn.facts
+    return orjson.dumps(value)
 
 
-def hidden_ids(user: str, groups: tuple[str, ...]) -> set[bytes]:
+def hidden_ids(user: str, groups: tuple[str, ...], tenant_id: str = "acme") -> set[bytes]:
     """Every demo id (``DOC-9002``) this reader may not see: what must never reach them."""
     principal = Principal(user_id=user, groups=groups)
     now = datetime.now(UTC)
@@ -240,7 +296,7 @@ def hidden_ids(user: str, groups: tuple[str, ...]) -> set[bytes]:
         rows += [("EVT", r) for r in tenant.events] + [("DOC", d) for d in tenant.documents]
         for kind, row in rows:
             acl = row.acl if kind != "DOC" or row.has_acl_field else ()
-            if tenant.tenant_id == "acme" and (
+            if tenant.tenant_id == tenant_id and (
                 not may_see(acl, principal) or is_revoked(row.revoked_at, now)
             ):
                 hidden.add(f"{kind}-{row.id}".encode())
@@ -288,7 +344,7 @@ async def run(settings: Settings, wait_s: float, say: Callable[[str], None]) -> 
                     # The ledger records hidden ids by design; the DLQ keeps the original bytes.
                     if tp.topic not in {names.dlq, names.ledger}:
                         hidden = hidden_by_reader.setdefault(
-                            turn.user, hidden_ids(turn.user, turn.groups)
+                            turn.user, hidden_ids(turn.user, turn.groups, turn.tenant)
                         )
                         leaks.extend(
                             f"{turn.turn_id} {tp.topic} {m.group(0).decode()}"
@@ -329,11 +385,22 @@ async def _route(
         await producer.send_and_wait(drafts, envelope(turn, 1, output), key=turn.turn_id.encode())
     elif topic == names.validated:
         hedged = sum(c.get("grounding_status") == "hedged" for c in doc.get("claims", []))
+        checks = Counter(c["disposition"] for c in doc.get("claim_checks", []))
+        notes = [f"{hedged} claim(s) hedged"] if hedged else []
+        if checks:
+            notes.append(
+                "claim checks: " + ", ".join(f"{n} {d}" for d, n in sorted(checks.items()))
+            )
         turn.done = "grounded"
-        turn.events.append("grounded" + (f" ({hedged} claim(s) hedged)" if hedged else ""))
+        turn.events.append("grounded" + (f" ({'; '.join(notes)})" if notes else ""))
         tally["hedged answers"] += 1 if hedged else 0
+        tally["typed claims supported"] += checks["supported"]
     elif topic == names.could_not_ground:
         codes = ", ".join(sorted({r["code"] for r in doc.get("reasons", [])}))
+        # Codes and paths only (contract §5): a detail could carry a settled fact or model text.
+        tally["could_not_ground reasons with more than code and path"] += sum(
+            bool(set(r) - {"code", "path"}) for r in doc.get("reasons", [])
+        )
         turn.done = "could_not_ground"
         turn.events.append(f"could not ground ({codes})")
         for r in doc.get("reasons", []):
@@ -361,6 +428,10 @@ def _report(
     ):
         say(f"  {topic:<28} {tally[topic]:>4}")
     say(f"  {'answers with hedged claims':<28} {tally['hedged answers']:>4}")
+    say(f"  {'typed claims supported':<28} {tally['typed claims supported']:>4}")
+    overshared = tally["could_not_ground reasons with more than code and path"]
+    if overshared:
+        leaks.append(f"{overshared} could-not-ground reason(s) with more than code and path")
     unfinished = [t for t in turns if t.done is None]
     unexpected = [t for t in turns if t.done is not None and t.done != t.expect]
     say(f"  {'hidden ids leaked to a reader':<28} {len(leaks):>4}")

@@ -4,8 +4,8 @@
     .venv/bin/python scripts/gen_schemas.py
 
 Generated from the pydantic models (the draft envelope, the three agent outputs, the four output
-messages): pretty-printed, keys sorted, trailing newline. tests/unit/core/test_schemas_fresh.py
-fails when a file is stale.
+messages, the policy book of ``GW_POLICY_FILE``): pretty-printed, keys sorted, trailing newline.
+tests/unit/core/test_schemas_fresh.py fails when a file is stale.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from worker.core.messages import (  # noqa: E402
     RegenerateRequest,
 )
 from worker.core.outputs import AnalystAnswer, Proposal, ReportDraft  # noqa: E402
+from worker.core.policy import PolicyBook  # noqa: E402
 
 
 def build_schemas() -> dict[str, str]:
@@ -43,6 +44,7 @@ def build_schemas() -> dict[str, str]:
         "regenerate_request": TypeAdapter(RegenerateRequest),
         "could_not_ground": TypeAdapter(CouldNotGround),
         "ledger_batch": TypeAdapter(LedgerBatch),
+        "policy_book": TypeAdapter(PolicyBook),
     }
     out: dict[str, str] = {}
     for name, adapter in adapters.items():

@@ -23,6 +23,7 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "schemas" / "examples"
 EXPECTED = json.loads((EXAMPLES / "expected.json").read_text(encoding="utf-8"))
+POLICY = ROOT / "deploy" / "demo-policies.json"
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,9 @@ def env(demo_seeded: Settings) -> dict[str, str]:
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_live_verdict_equals_the_fixture_verdict(env: dict[str, str], name: str) -> None:
-    result = CliRunner().invoke(app, ["check", "--json", str(EXAMPLES / name)], env=env)
+    result = CliRunner().invoke(
+        app, ["check", "--json", "--policy", str(POLICY), str(EXAMPLES / name)], env=env
+    )
     assert json.loads(result.stdout) == EXPECTED[name], result.stderr
     assert result.exit_code == EXPECTED[name]["exit_code"]
 

@@ -15,6 +15,11 @@ Decisions:
   is ignored rather than dead-lettered, since nothing is decided on it.
 - ``attempt`` and ``schema_version`` must be JSON integers (``true`` and ``1.0`` are not).
 - Rejection messages name the rule only: no model text, no value from the record.
+- ``facts`` (rule 7b) is checked after ``retrieval``: absent or null is no facts; otherwise a list
+  of objects with non-empty string ``entity``, ``field``, ``tool_name`` and ``tool_call_id``, a
+  ``value`` key (any JSON value, null included, but no unreadable number), an integer
+  ``iteration`` >= 0 and an optional ``measured_at`` (null, or an ISO 8601 date-time with an
+  offset: a naive time cannot be ordered against others). Anything else is ``malformed_envelope``.
 - JSON: orjson on the fast path. orjson reads integers beyond 64 bits as floats, which would turn
   a huge (dangling) id into a non-id, so input with a run of 20+ digits, and input orjson refuses,
   goes to the standard library parser with hooks: an integer of more than 1,000 digits or a
@@ -28,11 +33,13 @@ from __future__ import annotations
 import json
 import math
 import re
+from datetime import datetime
 from typing import Any, Literal, NamedTuple, TypeGuard
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from worker.core.claim_checks import Fact, FactWire
 from worker.core.evidence import CitationRef, EvidenceKind, Principal
 from worker.core.outputs import DraftKind
 
@@ -84,6 +91,8 @@ class Draft(BaseModel):
     #: ``None``: no retrieval list (binds nothing); a tuple, even empty, binds every citation.
     retrieval: tuple[CitationRef, ...] | None = None
     produced_at: str | None = None
+    #: Typed values the agent's tools returned this turn (rule 7b); empty when none were sent.
+    facts: tuple[Fact, ...] = ()
     #: The W3C ``traceparent`` header of the record, if any (set by the caller).
     traceparent: str | None = None
 
@@ -125,6 +134,9 @@ class DraftEnvelopeWire(BaseModel):
     #: Every evidence id the agent was shown this turn; null or absent binds nothing.
     retrieval: list[WireRef] | None = None
     produced_at: str | None = None
+    #: Typed values the agent's tools returned this turn; checked against the tenant's declared
+    #: claims (contract §3 rule 7b). Null or absent: none.
+    facts: list[FactWire] | None = None
 
 
 def _parse_int(text: str) -> int | Unreadable:
@@ -235,6 +247,74 @@ def _malformed(message: str) -> EnvelopeRejection:
     return EnvelopeRejection("malformed_envelope", message)
 
 
+#: ``tuple.__new__``: a ``Fact`` from checked parts without the NamedTuple's Python ``__new__``.
+_new = tuple.__new__
+_FACTS_RULE = (
+    "facts is neither null nor a list of {entity, field, value, tool_name, tool_call_id,"
+    " iteration, measured_at?}"
+)
+#: JSON scalars: a fact value of one of these types is readable without a walk.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _readable(value: Any) -> bool:
+    """No number in ``value`` is one the core refused to materialise."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Unreadable):
+            return False
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return True
+
+
+def _measured_at(value: Any) -> datetime | EnvelopeRejection | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            moment = None
+        if moment is not None and moment.tzinfo is not None:
+            return moment
+    return _malformed(_FACTS_RULE)
+
+
+def _fact_strings(*values: Any) -> bool:
+    return all(type(value) is str and value for value in values)
+
+
+def _facts(value: Any) -> tuple[Fact, ...] | EnvelopeRejection:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        return _malformed(_FACTS_RULE)
+    facts: list[Fact] = []
+    get = dict.get
+    for item in value:
+        if type(item) is not dict or "value" not in item:
+            return _malformed(_FACTS_RULE)
+        entity, field = get(item, "entity"), get(item, "field")
+        tool, call = get(item, "tool_name"), get(item, "tool_call_id")
+        iteration, fact_value = get(item, "iteration"), item["value"]
+        if (
+            not _fact_strings(entity, field, tool, call)
+            or type(iteration) is not int
+            or iteration < 0
+            or (type(fact_value) not in _SCALARS and not _readable(fact_value))
+        ):
+            return _malformed(_FACTS_RULE)
+        measured_at = _measured_at(get(item, "measured_at"))
+        if isinstance(measured_at, EnvelopeRejection):
+            return measured_at
+        facts.append(_new(Fact, (entity, field, fact_value, tool, call, iteration, measured_at)))
+    return tuple(facts)
+
+
 def parse_envelope(
     key: bytes | None, value: bytes, *, max_bytes: int, traceparent: str | None = None
 ) -> Draft | EnvelopeRejection:
@@ -275,6 +355,9 @@ def parse_envelope(
     retrieval = _retrieval(obj.get("retrieval"))
     if isinstance(retrieval, EnvelopeRejection):
         return retrieval
+    facts = _facts(obj.get("facts"))
+    if isinstance(facts, EnvelopeRejection):
+        return facts
     try:
         key_text = None if key is None else key.decode("utf-8")
     except UnicodeDecodeError:
@@ -293,5 +376,6 @@ def parse_envelope(
         output=output,
         retrieval=retrieval,
         produced_at=produced_at if isinstance(produced_at, str) else None,
+        facts=facts,
         traceparent=traceparent,
     )

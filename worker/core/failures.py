@@ -21,6 +21,7 @@ class FailureCode(StrEnum):
     UNSUPPORTED_ANSWER = "unsupported_answer"
     AGENT_NO_GROUNDING = "agent_no_grounding"
     REGENERATION_TIMEOUT = "regeneration_timeout"
+    CONTRADICTED_CLAIM = "contradicted_claim"
 
 
 class Failure(BaseModel):

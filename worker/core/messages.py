@@ -34,6 +34,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from worker.core.claim_checks import ClaimCheckOut
 from worker.core.evidence import CitationRef, EvidenceKind, Principal, QuoteCheck, Resolution
 from worker.core.failures import Failure, FailureCode
 from worker.core.outputs import DraftKind
@@ -102,6 +103,8 @@ class GroundedAnswer(_Message):
     citations: tuple[CitationOut, ...]
     policy_version: str
     validated_at: str
+    #: One per claim the tenant declares (rule 7b); absent when it declares none.
+    claim_checks: tuple[ClaimCheckOut, ...] | None = None
 
 
 class RegenerateRequest(_Message):
@@ -183,6 +186,9 @@ class LedgerBatch(_Message):
     outcome: LedgerOutcome
     policy_version: str
     rows: tuple[LedgerRow, ...]
+    #: One per claim the tenant declares (rule 7b); absent when it declares none or the output
+    #: could not be validated (nothing typed to check).
+    claim_checks: tuple[ClaimCheckOut, ...] | None = None
 
 
 def _layout(cls: type[BaseModel]) -> tuple[tuple[str, ...], dict[str, Any], frozenset[str]]:

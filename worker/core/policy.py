@@ -1,11 +1,14 @@
-"""Per-tenant policy: what to do with support lost to redaction, and the auto-apply threshold."""
+"""Per-tenant policy: what to do with support lost to redaction, the auto-apply threshold, the
+regeneration deadline and the typed claims the tenant declares (contract §3 rule 7b)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from worker.core.claim_checks import DeclaredClaim
 
 DEFAULT_HEDGE_SENTENCE = "This statement could not be verified against sources you can access."
 
@@ -29,6 +32,16 @@ class TenantPolicy(BaseModel):
     auto_apply_threshold: float = Field(default=0.9, ge=0.0, le=1.0)
     #: Seconds an agent has to answer a regenerate request.
     regeneration_deadline_s: float = Field(default=120.0, gt=0)
+    #: Typed claims: answer field -> (entity, field) of a fact; each gets one disposition.
+    claims: tuple[DeclaredClaim, ...] = ()
+
+    @field_validator("claims")
+    @classmethod
+    def _distinct_claims(cls, claims: tuple[DeclaredClaim, ...]) -> tuple[DeclaredClaim, ...]:
+        """A claim declared twice would be checked, and could fail, twice."""
+        if len(set(claims)) != len(claims):
+            raise ValueError("a claim is declared more than once")
+        return claims
 
 
 class PolicyBook(BaseModel):

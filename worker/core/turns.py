@@ -22,6 +22,9 @@ Decisions:
   event names the failed draft, its attempt, ``attempts: 1``. A tick for a turn that timed out is
   answered by re-publishing that event. A tick before the deadline, or for another phase, changes
   nothing.
+- ``claim_checks`` (rule 7b) rides on the grounded answer and the ledger batch only when the
+  tenant declares claims; the regenerate request names a contradiction's settled value in its
+  reason's ``detail``; the could-not-ground event keeps code and path, as for every reason.
 - ``expired`` applies to terminal turns only; a regenerating turn ends through its deadline.
   ``decide`` does not look at retention: the caller drops an expired state first.
 """
@@ -34,6 +37,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from worker.core.claim_checks import claim_checks_wire
 from worker.core.envelope import EnvelopeRejection
 from worker.core.failures import FailureCode
 from worker.core.ids import ledger_event_id, regenerate_event_id, terminal_event_id
@@ -133,7 +137,13 @@ def _groups(groups: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(set(groups)))
 
 
-def _ledger(prepared: Prepared, ev: Evaluation, outcome: LedgerOutcome, version: str) -> bytes:
+def _ledger(
+    prepared: Prepared,
+    ev: Evaluation,
+    outcome: LedgerOutcome,
+    version: str,
+    checks: list[dict[str, object]] | None = None,
+) -> bytes:
     d = prepared.draft
     return message_bytes(
         LedgerBatch,
@@ -145,6 +155,7 @@ def _ledger(prepared: Prepared, ev: Evaluation, outcome: LedgerOutcome, version:
         outcome=outcome,
         policy_version=version,
         rows=ledger_wire(ev.ledger_rows),
+        claim_checks=checks,
     )
 
 
@@ -175,6 +186,7 @@ def _terminal(
     d = prepared.draft
     event_id = terminal_event_id(base.tenant_id, d.turn_id)
     attempts = base.attempts_decided + 1
+    checks = claim_checks_wire(ev.claim_checks) if ev.claim_checks else None
     if ev.grounded and ev.redacted_output is not None:
         outcome, topic = LedgerOutcome.GROUNDED, OutTopic.VALIDATED
         event = message_bytes(
@@ -191,6 +203,7 @@ def _terminal(
             citations=sources_wire(ev.citations),
             policy_version=base.policy_version,
             validated_at=rfc3339(now),
+            claim_checks=checks,
         )
     else:
         outcome, topic = LedgerOutcome.COULD_NOT_GROUND, OutTopic.COULD_NOT_GROUND
@@ -210,7 +223,7 @@ def _terminal(
             policy_version=base.policy_version,
             at=rfc3339(now),
         )
-    ledger = _ledger(prepared, ev, outcome, base.policy_version)
+    ledger = _ledger(prepared, ev, outcome, base.policy_version, checks)
     state = base.model_copy(
         update={
             "phase": TurnPhase.TERMINAL,
@@ -246,7 +259,8 @@ def _regenerate(
         policy_version=base.policy_version,
         deadline=rfc3339(deadline),
     )
-    ledger = _ledger(prepared, ev, LedgerOutcome.REGENERATE, base.policy_version)
+    checks = claim_checks_wire(ev.claim_checks) if ev.claim_checks else None
+    ledger = _ledger(prepared, ev, LedgerOutcome.REGENERATE, base.policy_version, checks)
     state = base.model_copy(
         update={
             "phase": TurnPhase.REGENERATING,

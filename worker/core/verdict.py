@@ -23,6 +23,10 @@ Decisions:
 - Failures are ordered by the contract's list of codes, then by position in the output.
 - ``agent_no_grounding`` (path ``no_grounding``) and ``unsupported_answer`` (path of the unit)
   are failures too; ``no_grounding``/``refused`` flags make the turn terminal at once (§3.8).
+- Typed claims (rule 7b, ``worker.core.claim_checks``) are checked only when the tenant declares
+  some and the output validated: against the validated output before redaction (the values are
+  compared, never published). A ``contradicted`` claim is ``contradicted_claim`` at its answer
+  field, after every other failure.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import Any, NamedTuple
 
 from worker.core.canonical import Malformed, canonicalize
 from worker.core.citations import Occurrence, Tokens, extract, find_overlong_ids
+from worker.core.claim_checks import ClaimCheck, check_claims, contradictions
 from worker.core.claim_status import (
     UnitStatus,
     UnitVerdict,
@@ -104,6 +109,9 @@ class Evaluation(NamedTuple):
     citations: tuple[SourceValue, ...]
     #: One per distinct cited (kind, id), hidden and dangling included: ``LedgerRow``s.
     ledger_rows: tuple[LedgerValue, ...]
+    #: One per claim the tenant declares (rule 7b); empty when it declares none or the output
+    #: could not be validated.
+    claim_checks: tuple[ClaimCheck, ...] = ()
 
     @property
     def grounded(self) -> bool:
@@ -323,6 +331,9 @@ def evaluate(
                 detail="the agent found nothing in scope to ground an answer",
             )
         )
+    checks = check_claims(policy.claims, draft.facts, output) if policy.claims else ()
+    if checks:
+        failures.extend(contradictions(checks))
     failures.sort(key=lambda f: _CODE_ORDER[f.code])
 
     none = QuoteCheck.NONE
@@ -373,4 +384,5 @@ def evaluate(
         claims=_claims_out(verdicts, resolved, hidden, policy.hedge_sentence),
         citations=citations,
         ledger_rows=ledger_rows,
+        claim_checks=checks,
     )

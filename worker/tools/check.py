@@ -16,6 +16,9 @@ Decisions:
   ``turn_id`` ``check-turn`` and ``draft_id`` ``check-draft``; a file that is not a JSON object is
   taken as the model's raw text (canonicalized like a string ``output``).
 - An envelope is read as if its record key were its ``turn_id`` (what a correct producer sends).
+- Typed claims (rule 7b): when the tenant's policy declares claims, the report lists one claim
+  check per declared claim (empty when the output did not validate: nothing typed to check);
+  otherwise the report has no ``claim_checks`` at all, as the messages have none.
 - Exit codes: 0 grounded; 1 regenerate or could-not-ground; 2 unusable input (unreadable file,
   a dead-letter class, bad options); 3 the evidence stores could not be asked.
 """
@@ -31,6 +34,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from worker import __version__
+from worker.core.claim_checks import claim_checks_wire
 from worker.core.claim_status import unit_status
 from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceRecord, Resolution
@@ -130,7 +134,8 @@ def report(
     """The check report (the ``--json`` form). Hidden ids appear only as counts."""
     draft = prepared.draft
     resolutions = _resolutions(evaluation)
-    lost = policy.for_tenant(draft.tenant_id).lost_support
+    tenant_policy = policy.for_tenant(draft.tenant_id)
+    lost = tenant_policy.lost_support
     hidden = {ref for ref, r in resolutions.items() if r in HIDDEN}
     by_resolution = Counter(r.value for r in resolutions.values())
     body: dict[str, Any] = {
@@ -160,6 +165,8 @@ def report(
             "occurrences": sum(1 for o in prepared.occurrences if o.ref in hidden),
         },
     }
+    if tenant_policy.claims:
+        body["claim_checks"] = claim_checks_wire(evaluation.claim_checks)
     if messages is not None:
         body["messages"] = messages
     return body
@@ -233,6 +240,25 @@ def check_sync(
     )
 
 
+def _claim_check_lines(result: dict[str, Any]) -> list[str]:
+    if "claim_checks" not in result:
+        return []
+    checks = result["claim_checks"]
+    if not checks:
+        return ["claim checks: not run (the output did not validate)"]
+    counts = Counter(c["disposition"] for c in checks)
+    lines = [
+        f"claim checks: {len(checks)} ("
+        + ", ".join(f"{n} {d}" for d, n in sorted(counts.items()))
+        + ")"
+    ]
+    for c in checks:
+        fact = f"{c.get('entity', '-')} {c['field']}"
+        superseded = " (superseded)" if c.get("superseded") else ""
+        lines.append(f"  {c['answer_field']:<24} {fact:<30} {c['disposition']}{superseded}")
+    return lines
+
+
 def readable(result: dict[str, Any]) -> list[str]:
     """The report for people."""
     if result["outcome"] == "dead_letter":
@@ -264,6 +290,7 @@ def readable(result: dict[str, Any]) -> list[str]:
     for c in claims:
         unit = f"{c['path']} sentence {c['index'] + 1}" if c["kind"] == "sentence" else c["path"]
         lines.append(f"  {unit:<40} {c['status']}")
+    lines.extend(_claim_check_lines(result))
     cited = {k: v for k, v in result["citations"].items() if v}
     lines.append(
         f"citations: {sum(cited.values())} distinct"

@@ -65,7 +65,14 @@ def _policies(settings: Settings, path: Path | None) -> PolicyBook:
         return PolicyBook()
     try:
         return PolicyBook.model_validate_json(path.read_bytes())
-    except (OSError, ValidationError) as exc:
+    except ValidationError as exc:
+        # Where and why, without echoing the input: an operator's file, but keep the line short.
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+            for e in exc.errors(include_url=False, include_input=False)[:3]
+        )
+        raise UsageError(f"cannot use policy file {path}: {problems}") from None
+    except OSError as exc:
         raise UsageError(f"cannot use policy file {path}: {type(exc).__name__}") from None
 
 

@@ -1,4 +1,5 @@
-"""``grounding-worker check`` on every example of ``schemas/examples/``, offline (demo corpus)."""
+"""``grounding-worker check`` on every example of ``schemas/examples/``, offline (demo corpus, under
+the demo policy book, whose tenant globex declares typed claims)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from worker.cli import app
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "schemas" / "examples"
 CORPUS = ROOT / "worker" / "demo" / "corpus.json"
+POLICY = ROOT / "deploy" / "demo-policies.json"
 EXPECTED = json.loads((EXAMPLES / "expected.json").read_text(encoding="utf-8"))
 #: Ids the example readers may not see (acl or revocation): they must never be printed.
 HIDDEN_IDS = ("9002", "9003", "9004", "9005", "9006", "1002", "1003", "1004", "1005")
 
 
 def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, ["check", *args])
+    result = CliRunner().invoke(app, ["check", "--policy", str(POLICY), *args])
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -63,3 +65,31 @@ def test_the_expected_file_covers_every_route() -> None:
     assert buried == [
         {"code": "dangling_citation", "path": "timeline[2].text", "citation": "EVT-599"}
     ]
+    contradicted = EXPECTED["proposal_regenerate_contradicted_claim.json"]
+    assert contradicted["failures"] == [
+        {"code": "contradicted_claim", "path": "patch.flag", "citation": None}
+    ]
+    assert contradicted["claim_checks"][0] == {
+        "answer_field": "patch.flag",
+        "entity": "conveyor:site-b-4",
+        "field": "flag",
+        "disposition": "contradicted",
+        "superseded": True,
+    }
+    supported = EXPECTED["proposal_grounded_typed_claims.json"]["claim_checks"]
+    assert [c["disposition"] for c in supported] == ["supported", "omitted"]
+
+
+def test_claim_checks_appear_only_for_a_tenant_that_declares_claims() -> None:
+    for name, report in EXPECTED.items():
+        declared = report.get("tenant_id") == "globex"
+        assert ("claim_checks" in report) is declared, name
+
+
+def test_readable_report_lists_the_claim_checks() -> None:
+    path = str(EXAMPLES / "proposal_regenerate_contradicted_claim.json")
+    code, out, _ = run("--evidence", str(CORPUS), path)
+    assert code == 1
+    assert "  contradicted_claim       patch.flag\n" in out
+    assert "claim checks: 2 (1 contradicted, 1 omitted)" in out
+    assert "contradicted (superseded)" in out

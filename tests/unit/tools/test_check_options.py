@@ -120,6 +120,52 @@ def test_policy_file_changes_the_lost_support_rule(tmp_path: Path) -> None:
     ]
 
 
+def test_policy_file_with_typed_claims_shows_their_checks(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.json"
+    claim = {"answer_field": "patch.status", "entity": {"from": "patch.case_id"}, "field": "status"}
+    policy.write_text(json.dumps({"tenants": {"acme": {"claims": [claim]}}}))
+    draft = json.loads((EXAMPLES / "proposal_grounded.json").read_text())
+    draft["facts"] = [
+        {
+            "entity": "CASE-88",
+            "field": "status",
+            "value": "monitoring",
+            "tool_name": "case_lookup",
+            "tool_call_id": "call-3",
+            "iteration": 0,
+        }
+    ]
+    path = tmp_path / "draft.json"
+    path.write_text(json.dumps(draft))
+    code, body, _ = run("--json", "--evidence", CORPUS, "--policy", str(policy), str(path))
+    assert code == 1
+    assert body is not None
+    assert body["failures"] == [
+        {"code": "contradicted_claim", "path": "patch.status", "citation": None}
+    ]
+    assert body["claim_checks"] == [
+        {
+            "answer_field": "patch.status",
+            "entity": "CASE-88",
+            "field": "status",
+            "disposition": "contradicted",
+        }
+    ]
+    code, _, _ = run("--json", "--evidence", CORPUS, str(path))  # default policy: no claims
+    assert code == 0
+
+
+def test_policy_file_with_a_claim_through_an_array_exits_2_saying_why(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.json"
+    claim = {"answer_field": "claims.text", "entity": "e", "field": "f"}
+    policy.write_text(json.dumps({"default": {"claims": [claim]}}))
+    path = str(EXAMPLES / "answer_grounded.json")
+    code, _, err = run("--evidence", CORPUS, "--policy", str(policy), path)
+    assert code == 2
+    assert "default.claims.0.answer_field" in err
+    assert "claims is an array" in err
+
+
 @pytest.mark.parametrize(
     "args",
     [
