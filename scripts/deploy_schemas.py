@@ -15,9 +15,9 @@ usage: deploy_schemas.py --k8s-wheel WHEEL --k8s-version 1.33.0 --crd CRD.yaml..
   strict mode (``nullable`` becomes a ``null`` type, ``x-kubernetes-int-or-string`` a string or
   integer, objects with properties closed unless they preserve unknown fields).
 
-File names follow kubeconform's ``{{ .ResourceKind }}{{ .KindSuffix }}.json`` (``deployment-apps-v1``,
-``configmap-v1``, ``scaledobject-keda-v1alpha1``). A kind with no schema is an error: nothing is
-skipped silently. Only the standard library and PyYAML.
+File names follow kubeconform's ``{{ .ResourceKind }}{{ .KindSuffix }}.json``
+(``deployment-apps-v1``, ``configmap-v1``, ``scaledobject-keda-v1alpha1``). A kind with no
+schema is an error: nothing is skipped silently. Only the standard library and PyYAML.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def kubernetes_schemas(wheel: Path, version: str) -> dict[str, dict[str, Any]]:
     with zipfile.ZipFile(wheel) as zf:
         names = [n for n in zf.namelist() if n.startswith(prefix) and n.endswith(".json")]
         if not names:
-            raise SystemExit(f"deploy_schemas: {wheel.name} has no schemas for Kubernetes {version}")
+            raise SystemExit(f"deploy_schemas: {wheel.name} has no Kubernetes {version} schemas")
         definitions = json.loads(zf.read(prefix + "_definitions.json"))["$defs"]
         kinds = {n[len(prefix) :]: json.loads(zf.read(n)) for n in names}
     kinds.pop("_definitions.json", None)
@@ -99,7 +99,7 @@ def standalone(kind_schema: dict[str, Any], definitions: dict[str, Any]) -> dict
     schema = _localise(kind_schema)
     schema.pop("$id", None)
     wanted: dict[str, Any] = {}
-    todo = [r for r in _refs(schema)]
+    todo = list(_refs(schema))
     while todo:
         ref = todo.pop()
         if not ref.startswith("#/$defs/"):

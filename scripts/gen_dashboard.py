@@ -155,7 +155,8 @@ ROWS: list[tuple[str, list[tuple[str, str, str, str, list[dict[str, Any]]]]]] = 
                     q(quantile(0.5, "grounding_batch_size"), "p50"),
                     q(quantile(0.99, "grounding_batch_size"), "p99"),
                     q(
-                        f"{rate('grounding_batch_size_sum')} / {rate('grounding_batch_size_count')}",
+                        f"{rate('grounding_batch_size_sum')}"
+                        f" / {rate('grounding_batch_size_count')}",
                         "mean",
                     ),
                 ],
@@ -211,8 +212,17 @@ ROWS: list[tuple[str, list[tuple[str, str, str, str, list[dict[str, Any]]]]]] = 
 ]
 
 
-def panel(pid: int, title: str, desc: str, unit: str, kind: str, targets: list[Any],
-          x: int, y: int, w: int) -> dict[str, Any]:
+def panel(
+    pid: int,
+    title: str,
+    desc: str,
+    unit: str,
+    kind: str,
+    targets: list[Any],
+    x: int,
+    y: int,
+    w: int,
+) -> dict[str, Any]:
     refs = [{**t, "refId": chr(ord("A") + i), "datasource": DS} for i, t in enumerate(targets)]
     out: dict[str, Any] = {
         "id": pid,
@@ -225,8 +235,10 @@ def panel(pid: int, title: str, desc: str, unit: str, kind: str, targets: list[A
         "targets": refs,
     }
     if kind == "timeseries":
-        out["options"] = {"legend": {"displayMode": "list", "placement": "bottom"},
-                          "tooltip": {"mode": "multi"}}
+        out["options"] = {
+            "legend": {"displayMode": "list", "placement": "bottom"},
+            "tooltip": {"mode": "multi"},
+        }
     else:
         out["options"] = {"reduceOptions": {"calcs": ["lastNotNull"]}}
     return out
@@ -236,15 +248,24 @@ def build() -> str:
     panels: list[dict[str, Any]] = []
     pid, y = 1, 0
     for row_title, row_panels in ROWS:
-        panels.append({"id": pid, "type": "row", "title": row_title, "collapsed": False,
-                       "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}, "panels": []})
+        panels.append(
+            {
+                "id": pid,
+                "type": "row",
+                "title": row_title,
+                "collapsed": False,
+                "gridPos": {"h": 1, "w": 24, "x": 0, "y": y},
+                "panels": [],
+            }
+        )
         pid, y = pid + 1, y + 1
         width = 24 // 2 if len(row_panels) % 2 == 0 else 24 // 3
         for i, (title, desc, unit, kind, targets) in enumerate(row_panels):
             per_line = 24 // width
             x = (i % per_line) * width
-            panels.append(panel(pid, title, desc, unit, kind, targets, x, y + (i // per_line) * 8,
-                                width))
+            panels.append(
+                panel(pid, title, desc, unit, kind, targets, x, y + (i // per_line) * 8, width)
+            )
             pid += 1
         y += ((len(row_panels) + (24 // width) - 1) // (24 // width)) * 8
     dashboard = {
@@ -261,12 +282,29 @@ def build() -> str:
         "timezone": "utc",
         "templating": {
             "list": [
-                {"name": "datasource", "label": "Data source", "type": "datasource",
-                 "query": "prometheus", "current": {}, "hide": 0},
-                {"name": "namespace", "label": "Namespace", "type": "query", "datasource": DS,
-                 "query": {"query": "label_values(grounding_drafts_total, namespace)",
-                           "refId": "namespace"},
-                 "refresh": 2, "includeAll": False, "multi": False, "current": {}, "hide": 0},
+                {
+                    "name": "datasource",
+                    "label": "Data source",
+                    "type": "datasource",
+                    "query": "prometheus",
+                    "current": {},
+                    "hide": 0,
+                },
+                {
+                    "name": "namespace",
+                    "label": "Namespace",
+                    "type": "query",
+                    "datasource": DS,
+                    "query": {
+                        "query": "label_values(grounding_drafts_total, namespace)",
+                        "refId": "namespace",
+                    },
+                    "refresh": 2,
+                    "includeAll": False,
+                    "multi": False,
+                    "current": {},
+                    "hide": 0,
+                },
             ]
         },
         "annotations": {"list": []},

@@ -33,8 +33,22 @@ RULE_FILES = sorted(
 
 #: Words that are never metric names where they stand (operators, modifiers).
 KEYWORDS = frozenset(
-    {"and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right",
-     "bool", "offset", "atan2", "inf", "nan"}
+    {
+        "and",
+        "or",
+        "unless",
+        "by",
+        "without",
+        "on",
+        "ignoring",
+        "group_left",
+        "group_right",
+        "bool",
+        "offset",
+        "atan2",
+        "inf",
+        "nan",
+    }
 )
 GROUPING = frozenset({"by", "without", "on", "ignoring", "group_left", "group_right"})
 TOKEN = re.compile(
@@ -77,7 +91,7 @@ def _tokens(expr: str) -> Iterator[tuple[str, str]]:
     while pos < len(text):
         m = TOKEN.match(text, pos)
         if m is None or m.end() == pos:
-            raise ValueError(f"cannot scan PromQL at {text[pos:pos + 20]!r} in {expr!r}")
+            raise ValueError(f"cannot scan PromQL at {text[pos : pos + 20]!r} in {expr!r}")
         pos = m.end()
         kind = m.lastgroup
         assert kind is not None

@@ -6,6 +6,7 @@ and commands exist, KEDA's bounds match the partitions, and the pieces refer to 
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -36,10 +37,24 @@ PEAK_RSS_MIB = 160
 #: Parameters of KEDA's kafka scaler (v2.20 pkg/scalers/kafka_scaler.go, kafkaMetadata): those
 #: read from trigger metadata, and the three it also resolves from the target's environment.
 KEDA_KAFKA_PARAMS = {
-    "bootstrapServers", "consumerGroup", "topic", "partitionLimitation", "lagThreshold",
-    "activationLagThreshold", "offsetResetPolicy", "allowIdleConsumers", "excludePersistentLag",
-    "scaleToZeroOnInvalidOffset", "limitToPartitionsWithLag", "ensureEvenDistributionOfPartitions",
-    "version", "tls", "unsafeSsl", "sasl", "saslTokenProvider", "awsRegion",
+    "bootstrapServers",
+    "consumerGroup",
+    "topic",
+    "partitionLimitation",
+    "lagThreshold",
+    "activationLagThreshold",
+    "offsetResetPolicy",
+    "allowIdleConsumers",
+    "excludePersistentLag",
+    "scaleToZeroOnInvalidOffset",
+    "limitToPartitionsWithLag",
+    "ensureEvenDistributionOfPartitions",
+    "version",
+    "tls",
+    "unsafeSsl",
+    "sasl",
+    "saslTokenProvider",
+    "awsRegion",
 }
 KEDA_KAFKA_FROM_ENV = {"bootstrapServersFromEnv", "consumerGroupFromEnv", "topicFromEnv"}
 
@@ -91,8 +106,6 @@ def test_the_setting_check_rejects_a_misspelt_name() -> None:
 def test_the_settings_file_and_worker_env_load_as_valid_settings(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import os
-
     for name in list(os.environ):
         if name.startswith("GW_") or name in SECRET_SETTINGS:
             monkeypatch.delenv(name)
@@ -103,7 +116,7 @@ def test_the_settings_file_and_worker_env_load_as_valid_settings(
         monkeypatch.setenv(name, value)
     settings = Settings()
     assert settings.topic_partitions == int(values["GW_TOPIC_PARTITIONS"])
-    assert settings.web_host == "0.0.0.0"  # noqa: S104 - the kubelet probes the pod IP
+    assert settings.web_host == "0.0.0.0"  # the kubelet probes the pod IP
     assert settings.run_ledger_sink is False
     assert settings.topics.drafts == TopicNames().drafts
 
