@@ -13,8 +13,10 @@ exported, so the list is emptied at merge time rather than forgotten.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from types import ModuleType
@@ -104,7 +106,14 @@ async def metrics_text(
     worker = new_worker("metrics-coverage")
     async with running(worker) as (_, bus):
         await drive(bus)
-        yield await worker.metrics()
+        # The lag gauge is set after a batch, or by the stall watchdog's next check (every
+        # GW_STALL_CHECK_INTERVAL_S): wait for its first sample.
+        deadline = time.monotonic() + 30
+        text = await worker.metrics()
+        while "grounding_consumer_lag{" not in text and time.monotonic() < deadline:
+            await asyncio.sleep(0.5)
+            text = await worker.metrics()
+        yield text
 
 
 async def drive(bus: Bus) -> None:
