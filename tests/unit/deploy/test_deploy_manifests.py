@@ -34,6 +34,8 @@ SECRET_SETTINGS = {"GW_POSTGRES_DSN", "GW_MONGO_URL", "POSTGRES_DSN", "MONGO_URL
 STORES_SECRET = "grounding-worker-stores"
 #: Measured peak RSS of one worker process at the default batch (docs/benchmarks.md).
 PEAK_RSS_MIB = 160
+#: The worst of four runs deciding 100 preloaded drafts of 0.9 MiB (scripts/measure_memory.py).
+LARGE_DRAFTS_PEAK_MIB = 1316
 #: Parameters of KEDA's kafka scaler (v2.20 pkg/scalers/kafka_scaler.go, kafkaMetadata): those
 #: read from trigger metadata, and the three it also resolves from the target's environment.
 KEDA_KAFKA_PARAMS = {
@@ -224,7 +226,7 @@ def test_worker_memory_is_sized_from_the_measured_peak() -> None:
     request = mebibytes(worker["resources"]["requests"]["memory"])
     limit = mebibytes(worker["resources"]["limits"]["memory"])
     assert request >= PEAK_RSS_MIB * 1.5
-    assert limit >= 4 * PEAK_RSS_MIB
+    assert limit >= LARGE_DRAFTS_PEAK_MIB * 1.25
     assert worker["resources"]["limits"]["cpu"] == "1"  # one event loop
 
 
