@@ -332,6 +332,18 @@ def test_pdb_covers_exactly_the_worker_pods() -> None:
     assert pdb["unhealthyPodEvictionPolicy"] == "AlwaysAllow"
 
 
+def test_network_policy_admits_only_the_web_port_of_worker_pods() -> None:
+    policy = manifest("NetworkPolicy", "grounding-worker")["spec"]
+    assert policy["policyTypes"] == ["Ingress"]
+    selector = policy["podSelector"]["matchLabels"]
+    for name in ("grounding-worker", "grounding-ledger-sink"):
+        labels = manifest("Deployment", name)["spec"]["template"]["metadata"]["labels"]
+        assert selector.items() <= labels.items(), name
+    (rule,) = policy["ingress"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": int(settings_env()["GW_WEB_PORT"])}]
+    assert [set(peer) for peer in rule["from"]] == [{"namespaceSelector"}]
+
+
 # --- kustomization ------------------------------------------------------------------------------
 
 
