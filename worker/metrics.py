@@ -55,3 +55,10 @@ class Metrics:
         self.ledger_rows = Counter(
             "grounding_ledger_rows_written_total", "Ledger rows the sink inserted.", registry=r
         )
+        self.batch_seconds = Histogram(
+            "grounding_batch_processing_seconds",
+            "Wall time from taking a batch to its outputs acknowledged (every draft of the batch "
+            "waits this long, plus the batch window).",
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+            registry=r,
+        )

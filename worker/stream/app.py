@@ -139,6 +139,7 @@ def build_app(
                 settings.batch_size, within=settings.batch_wait_s
             ):
                 state["busy"] = True
+                started = time.monotonic()
                 if processor is None:
                     evidence = await _open_evidence(resources, settings, evidence_factory)
                     probe = await _open_probe(resources, settings)
@@ -165,6 +166,7 @@ def build_app(
                     log.error("batch.failed", error=type(exc).__name__, records=len(batch))  # noqa: TRY400
                     await _dead_letter_batch(publisher, settings, batch, type(exc).__name__)
                 state["busy"] = False
+                metrics.batch_seconds.observe(time.monotonic() - started)
                 state["batches"] += 1
                 _update_lag(app, settings, metrics, batch)
                 yield None
