@@ -28,12 +28,16 @@ class Metrics:
         )
         self.store_latency = Histogram(
             "grounding_store_fetch_seconds",
-            "Latency of one batched evidence look-up.",
+            "Latency of one batched evidence look-up, by store (postgres, mongo).",
+            ["store"],
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
             registry=r,
         )
         self.store_retries = Counter(
-            "grounding_store_retries_total", "Retries of unavailable infrastructure.", registry=r
+            "grounding_store_retries_total",
+            "Retries of a batched look-up, by the store that was unavailable.",
+            ["store"],
+            registry=r,
         )
         self.batch_size = Histogram(
             "grounding_batch_size",

@@ -83,6 +83,8 @@ class Settings(BaseSettings):
     deadline_scan_interval_s: float = Field(default=1.0, gt=0)
     #: Per-tenant policies (JSON file of a ``PolicyBook``); the default policy when unset.
     policy_file: Path | None = None
+    #: ``/ready`` turns false once an evidence store has failed every call for this long.
+    ready_store_unreachable_s: float = Field(default=30.0, gt=0)
     web_port: int = Field(default=6066, ge=0)
     web_host: str = "127.0.0.1"
     data_dir: Path = Path(".faust-data")

@@ -558,7 +558,8 @@ async def test_health_and_metrics_report_what_the_worker_did(worker: WorkerProce
     assert value('grounding_failure_codes_total{code="dangling_citation"}') >= 1
     assert value('grounding_dead_letters_total{error_class="malformed_envelope"}') >= 1
     assert value('grounding_dead_letters_total{error_class="oversized"}') >= 1
-    assert value("grounding_store_fetch_seconds_count") >= 1
+    assert value('grounding_store_fetch_seconds_count{store="postgres"}') >= 1
+    assert value('grounding_store_fetch_seconds_count{store="mongo"}') >= 1
     assert value("grounding_batch_size_count") >= 1
     # The metrics name outcomes, codes and classes: never a citation.
     assert "DOC-9002" not in text

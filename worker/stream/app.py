@@ -20,16 +20,18 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import faust
 import structlog
+from faust.web.drivers.aiohttp import Web as AiohttpWeb
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from worker import __version__
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
 from worker.metrics import Metrics
+from worker.readiness import StoreHealth, readiness
 from worker.settings import Settings
 from worker.stream.deadlines import DeadlineScanner
 from worker.stream.dlq import ErrorClass, dead_letter
@@ -70,17 +72,43 @@ def to_incoming(event: Any) -> Incoming:
     )
 
 
+class _OwnViewsWeb(AiohttpWeb):
+    """Faust's aiohttp web server without any of Faust's own views.
+
+    Faust mounts ``/table/<name>/<key>`` (any tenant's turn state), ``/router``, ``/graph``,
+    statistics and an index page by default; the worker serves only the pages it adds itself
+    (``/health``, ``/ready``, ``/metrics``). Every other path answers 404.
+    """
+
+    default_blueprints: ClassVar[Any] = ()
+    production_blueprints: ClassVar[Any] = ()
+    debug_blueprints: ClassVar[Any] = ()
+    optional_blueprints: ClassVar[Any] = ()
+
+
+class WorkerApp(faust.App):
+    """The Faust app with a web server that serves only the worker's own pages."""
+
+    def _new_web(self) -> Any:
+        return _OwnViewsWeb(self)
+
+
 def build_app(
     settings: Settings,
     *,
     evidence_factory: EvidenceFactory,
     policies: PolicyBook,
     metrics: Metrics,
+    health: StoreHealth | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> faust.App:
-    """Compose the worker's Faust app from its settings and its adapters."""
+    """Compose the worker's Faust app from its settings and its adapters.
+
+    ``health`` is what the evidence adapters report about store reachability (``/ready``).
+    """
+    store_health = health or StoreHealth()
     inbound_max = 2 * settings.max_draft_bytes + FRAMING_BYTES
-    app = faust.App(
+    app = WorkerApp(
         settings.app_id,
         broker=f"kafka://{settings.kafka_bootstrap_servers}",
         store="memory://",
@@ -96,6 +124,12 @@ def build_app(
         broker_commit_interval=1.0,
         broker_session_timeout=settings.broker_session_timeout_s,
         web_enabled=True,
+        # Belt and braces: _OwnViewsWeb mounts none of these anyway.
+        web_tables_enabled=False,
+        web_router_enabled=False,
+        web_stats_enabled=False,
+        web_graph_enabled=False,
+        web_metrics_enabled=False,
         web_port=settings.web_port,
         web_bind=settings.web_host,
         datadir=str(settings.data_dir),
@@ -182,20 +216,41 @@ def build_app(
     async def watch_for_stalls() -> None:
         await watch_partitions(app, settings, metrics, busy=lambda: bool(state.get("busy")))
 
+    def assigned() -> list[int]:
+        return sorted(
+            tp.partition
+            for tp in app.assignor.assigned_actives()
+            if tp.topic == settings.topics.drafts
+        )
+
     @app.page("/health")
-    async def health(web: Any, request: Any) -> Any:
+    async def health_page(web: Any, request: Any) -> Any:
+        # Liveness: the process and its event loop answer. Never fails on a dependency.
         return web.json(
             {
                 "status": "ok",
                 "version": __version__,
                 "uptime_s": round(time.monotonic() - state["started"], 1),
                 "batches": state["batches"],
-                "assigned_partitions": sorted(
-                    tp.partition
-                    for tp in app.assignor.assigned_actives()
-                    if tp.topic == settings.topics.drafts
-                ),
+                "assigned_partitions": assigned(),
             }
+        )
+
+    @app.page("/ready")
+    async def ready_page(web: Any, request: Any) -> Any:
+        # Readiness: 200 when the worker can decide drafts now, 503 (with the reasons) when not.
+        recovery: Any = app.tables.recovery  # type: ignore[attr-defined]
+        answer = readiness(
+            recovering=bool(
+                app.rebalancing or recovery.in_recovery or not recovery.completed.is_set()
+            ),
+            assigned=assigned(),
+            stores_down_for=store_health.down_for(),
+            store_unreachable_after_s=settings.ready_store_unreachable_s,
+        )
+        return web.json(
+            {"ready": answer.ready, "reasons": list(answer.reasons)},
+            status=200 if answer.ready else 503,
         )
 
     @app.page("/metrics")

@@ -13,6 +13,7 @@ from worker import __version__
 from worker.core.policy import PolicyBook
 from worker.logs import configure_logging
 from worker.metrics import Metrics
+from worker.readiness import StoreHealth
 from worker.settings import Settings
 from worker.stores.evidence import open_evidence
 from worker.stores.postgres import PostgresEvidence
@@ -36,7 +37,14 @@ def run_worker(settings: Settings) -> None:
     policies = load_policies(settings.policy_file)
     asyncio.run(create_topics(settings))
     metrics = Metrics()
-    app = build_app(settings, evidence_factory=open_evidence, policies=policies, metrics=metrics)
+    health = StoreHealth()
+    app = build_app(
+        settings,
+        evidence_factory=lambda s: open_evidence(s, metrics=metrics, health=health),
+        policies=policies,
+        metrics=metrics,
+        health=health,
+    )
 
     if settings.run_ledger_sink:
 

@@ -204,7 +204,7 @@ class BatchProcessor:
         unavailable: dict[str, tuple[ErrorClass, str]] = {}
 
         def on_retry(n: int, fault: RetriableFault, wait: float) -> None:
-            self._metrics.store_retries.inc()
+            self._metrics.store_retries.labels(store=getattr(fault, "store", "unknown")).inc()
             log.warning("store.retry", attempt=n, fault=type(fault).__name__, wait_s=round(wait, 3))
 
         # A batch of many tenants must not open more fetches than the pool has connections:
@@ -214,9 +214,8 @@ class BatchProcessor:
         async def fetch_one(tenant: str, refs: set[CitationRef]) -> None:
             async def op() -> Mapping[CitationRef, EvidenceRecord]:
                 async with limit:
-                    with self._metrics.store_latency.time():
-                        report.store_fetches += 1
-                        return await self._evidence.fetch(tenant, refs)
+                    report.store_fetches += 1
+                    return await self._evidence.fetch(tenant, refs)
 
             try:
                 evidence[tenant] = await with_retries(
