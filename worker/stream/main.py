@@ -60,7 +60,15 @@ def run_worker(settings: Settings) -> None:
         drafts=settings.topics.drafts,
         partitions=settings.topic_partitions,
     )
-    worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)
+    # configure_logging owns the handlers: Faust must neither replace them nor redirect stdout.
+    worker = faust.Worker(
+        app,
+        loglevel=settings.log_level.upper(),
+        quiet=True,
+        override_logging=False,
+        redirect_stdouts=False,
+    )
+    worker.spinner = None  # Faust's terminal spinner writes escape codes to stdout
     worker.execute_from_commandline()
 
 
