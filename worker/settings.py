@@ -146,7 +146,10 @@ class Settings(BaseSettings):
         description="`/ready` turns false once a store has failed every call for this long",
     )
     web_port: int = Field(
-        default=6066, ge=0, description="port of `/health`, `/ready` and `/metrics`"
+        default=6066,
+        ge=0,
+        description="port of `/health`, `/ready` and `/metrics` (`ledger-sink` alone: "
+        "`/health`, `/metrics`); 0: any free port",
     )
     web_host: str = Field(default="127.0.0.1", description="address the web port binds")
     data_dir: Path = Field(default=Path(".faust-data"), description="Faust's local state")

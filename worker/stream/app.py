@@ -15,7 +15,6 @@ Faust specifics that shape it (see STYLE.md):
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
@@ -25,12 +24,13 @@ from typing import Any, ClassVar
 import faust
 import structlog
 from faust.web.drivers.aiohttp import Web as AiohttpWeb
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import generate_latest
 
 from worker import __version__
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
 from worker.metrics import Metrics
+from worker.metrics_server import METRICS_CONTENT_TYPE
 from worker.readiness import StoreHealth, readiness
 from worker.settings import Settings
 from worker.stream.deadlines import DeadlineScanner
@@ -48,11 +48,6 @@ log = structlog.get_logger("worker.app")
 
 EvidenceFactory = Callable[[Settings], AbstractAsyncContextManager[EvidenceStore]]
 
-#: Prometheus' text format. aiohttp takes the charset apart (it refuses one inside content_type),
-#: and the exposition format is UTF-8 by definition.
-METRICS_CONTENT_TYPE = "; ".join(
-    part for part in CONTENT_TYPE_LATEST.split("; ") if not part.startswith("charset=")
-)
 
 #: How often the deadline scanner also looks for finished turns past their retention.
 EXPIRY_CHECK_EVERY_S = 30.0
@@ -200,7 +195,6 @@ def build_app(
                     await _dead_letter_batch(publisher, settings, batch, type(exc).__name__)
                 state["busy"] = False
                 state["batches"] += 1
-                _update_lag(app, settings, metrics, batch)
                 yield None
 
     @app.timer(interval=settings.deadline_scan_interval_s)  # type: ignore[untyped-decorator]
@@ -372,17 +366,3 @@ async def _dead_letter_batch(
             except Exception as exc:  # noqa: BLE001 - hold the batch until it is dead-lettered
                 log.warning("dlq.retry", error=type(exc).__name__)
                 await asyncio.sleep(1.0)
-
-
-def _update_lag(
-    app: faust.App, settings: Settings, metrics: Metrics, batch: list[Incoming]
-) -> None:
-    last: dict[int, int] = {}
-    for rec in batch:
-        last[rec.partition] = max(last.get(rec.partition, -1), rec.offset)
-    for partition, offset in last.items():
-        with contextlib.suppress(Exception):  # lag is best-effort telemetry
-            tp = faust.types.TP(settings.topics.drafts, partition)
-            high = app.consumer.highwater(tp)
-            if high is not None:
-                metrics.consumer_lag.labels(partition=str(partition)).set(max(0, high - offset - 1))

@@ -13,6 +13,7 @@ from worker import __version__
 from worker.core.policy import PolicyBook
 from worker.logs import configure_logging
 from worker.metrics import Metrics
+from worker.metrics_server import serve_metrics
 from worker.readiness import StoreHealth
 from worker.settings import Settings
 from worker.stores.evidence import open_evidence
@@ -78,11 +79,15 @@ def run_ledger_sink(settings: Settings) -> None:
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        async with PostgresEvidence.connect(settings) as pg:
-            sink = LedgerSink(settings, pg, Metrics())
+        metrics = Metrics()
+        async with (
+            serve_metrics(metrics.registry, settings.web_host, settings.web_port) as port,
+            PostgresEvidence.connect(settings) as pg,
+        ):
+            sink = LedgerSink(settings, pg, metrics)
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, sink.stop)
-            log.info("ledger_sink.starting", topic=settings.topics.ledger)
+            log.info("ledger_sink.starting", topic=settings.topics.ledger, metrics_port=port)
             await sink.run()
             log.info("ledger_sink.stopped")
 
