@@ -53,12 +53,31 @@ def _settings() -> Settings:
         raise typer.Exit(EXIT_USAGE) from None
 
 
+def _kafka_settings() -> Settings:
+    """The settings, after one connection to Kafka as this process's clients will connect.
+
+    Wrong SASL credentials or an untrusted broker certificate end the command here, with one
+    line naming the settings to fix and exit 2, rather than clients retrying forever.
+    """
+    import asyncio
+
+    from worker.kafka_access import KafkaAccessError, check_access
+
+    settings = _settings()
+    try:
+        asyncio.run(check_access(settings))
+    except KafkaAccessError as exc:
+        typer.echo(f"grounding-worker: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    return settings
+
+
 @app.command()
 def run() -> None:
     """Run the worker: consume agent.drafts, publish verdicts, write the ledger."""
     from worker.stream.main import run_worker
 
-    run_worker(_settings())
+    run_worker(_kafka_settings())
 
 
 @app.command()
@@ -76,7 +95,7 @@ def topics(
     """Create the Kafka topics of the contract (idempotent), or list them."""
     from worker.stream.topics_admin import topics_command
 
-    raise typer.Exit(topics_command(_settings(), action))
+    raise typer.Exit(topics_command(_kafka_settings(), action))
 
 
 @app.command("ledger-sink")
@@ -87,7 +106,7 @@ def ledger_sink() -> None:
     """
     from worker.stream.main import run_ledger_sink
 
-    run_ledger_sink(_settings())
+    run_ledger_sink(_kafka_settings())
 
 
 @app.command("seed-demo")
@@ -159,7 +178,7 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
     from worker.tools.replay import EXIT_USAGE, ReplayOptions, run_replay
     from worker.tools.replay_select import ReplayFilter, parse_time, validate_filter
 
-    settings = _settings()
+    settings = _kafka_settings()
     now = datetime.now(UTC)
     try:
         since_ms = None if since is None else parse_time(since, now)

@@ -17,9 +17,11 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    FilePath,
     SecretStr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
@@ -61,6 +63,37 @@ class Settings(BaseSettings):
         default="127.0.0.1:9092",
         validation_alias=AliasChoices("GW_KAFKA_BOOTSTRAP_SERVERS", "KAFKA_BOOTSTRAP_SERVERS"),
         description="Kafka brokers, `host:port[,host:port]`",
+    )
+    kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = Field(
+        default="PLAINTEXT",
+        description="how every Kafka client connects (managed clusters: `SASL_SSL` or `SSL`)",
+    )
+    kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] | None = Field(
+        default=None, description="SASL mechanism; required with `SASL_*`"
+    )
+    kafka_sasl_username: str | None = Field(
+        default=None, description="SASL user; required with `SASL_*`"
+    )
+    kafka_sasl_password: SecretStr | None = Field(
+        default=None, description="SASL password; required with `SASL_*`; a secret, never logged"
+    )
+    kafka_ssl_cafile: FilePath | None = Field(
+        default=None,
+        description="PEM file of the CA(s) that signed the brokers' certificates; "
+        "unset: the system's CAs",
+    )
+    kafka_ssl_certfile: FilePath | None = Field(
+        default=None, description="client certificate (PEM) for mutual TLS; needs the key file"
+    )
+    kafka_ssl_keyfile: FilePath | None = Field(
+        default=None, description="private key (PEM) of the client certificate"
+    )
+    kafka_ssl_key_password: SecretStr | None = Field(
+        default=None, description="password of an encrypted key file; a secret, never logged"
+    )
+    kafka_ssl_check_hostname: bool = Field(
+        default=True,
+        description="verify that a broker's certificate names the host connected to",
     )
     postgres_dsn: SecretStr = Field(
         default=SecretStr("postgresql://postgres@127.0.0.1:5432/grounding"),
@@ -177,6 +210,33 @@ class Settings(BaseSettings):
         description="`replay` gives up when the broker makes no progress for this long",
     )
 
+    @model_validator(mode="after")
+    def _kafka_security_is_complete(self) -> Settings:
+        protocol = self.kafka_security_protocol
+        if protocol.startswith("SASL_"):
+            missing = [
+                f"GW_{name.upper()}"
+                for name in ("kafka_sasl_mechanism", "kafka_sasl_username", "kafka_sasl_password")
+                if getattr(self, name) is None
+            ]
+            if missing:
+                raise ValueError(
+                    f"{', '.join(missing)} required with GW_KAFKA_SECURITY_PROTOCOL={protocol}"
+                )
+        if not protocol.endswith("SSL"):
+            tls = [
+                f"GW_{name.upper()}"
+                for name in ("kafka_ssl_cafile", "kafka_ssl_certfile", "kafka_ssl_keyfile")
+                if getattr(self, name) is not None
+            ]
+            if tls:
+                raise ValueError(
+                    f"{', '.join(tls)} set but GW_KAFKA_SECURITY_PROTOCOL={protocol} uses no TLS"
+                )
+        if (self.kafka_ssl_certfile is None) != (self.kafka_ssl_keyfile is None):
+            raise ValueError("GW_KAFKA_SSL_CERTFILE and GW_KAFKA_SSL_KEYFILE go together")
+        return self
+
     @field_validator("log_level", mode="before")
     @classmethod
     def _upper_level(cls, value: object) -> object:
@@ -228,7 +288,12 @@ def describe_error(exc: ValidationError | SettingsError) -> str:
         match = re.search(r'field "([^"]+)"', str(exc))
         variable = _variable((match.group(1),)) if match else "the settings"
         return f"invalid setting {variable}: cannot parse the value"
-    problems = [f"{_variable(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()]
+    problems = [
+        f"{_variable(tuple(e['loc']))}: {e['msg']}"
+        if e["loc"]
+        else str(e["msg"]).removeprefix("Value error, ")  # a rule across fields names them
+        for e in exc.errors()
+    ]
     return "invalid setting " + "; ".join(problems)
 
 

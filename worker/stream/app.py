@@ -29,6 +29,7 @@ from prometheus_client import generate_latest
 from worker import __version__
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
+from worker.kafka_access import faust_credentials
 from worker.metrics import Metrics
 from worker.metrics_server import METRICS_CONTENT_TYPE
 from worker.readiness import StoreHealth, readiness
@@ -106,6 +107,7 @@ def build_app(
     app = WorkerApp(
         settings.app_id,
         broker=f"kafka://{settings.kafka_bootstrap_servers}",
+        broker_credentials=faust_credentials(settings),
         store="memory://",
         autodiscover=False,
         processing_guarantee="at_least_once",

@@ -26,6 +26,7 @@ import faust
 import structlog
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from worker.kafka_access import client_security
 from worker.metrics import Metrics
 from worker.settings import Settings
 
@@ -73,6 +74,7 @@ class OffsetProbe:
         self._topic = settings.topics.drafts
         self._consumer = AIOKafkaConsumer(
             bootstrap_servers=settings.kafka_bootstrap_servers,
+            **client_security(settings),
             group_id=settings.app_id,
             enable_auto_commit=False,
         )

@@ -9,13 +9,16 @@ from collections.abc import Collection
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
+from worker.kafka_access import client_security
 from worker.settings import Settings
 from worker.stream.topic_specs import TopicRole, topic_specs
 
 
 async def create_topics(settings: Settings, only: Collection[TopicRole] | None = None) -> list[str]:
     """Create every missing topic (or those of ``only``); return the names created."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap_servers)
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=settings.kafka_bootstrap_servers, **client_security(settings)
+    )
     await admin.start()
     try:
         existing = set(await admin.list_topics())
@@ -45,7 +48,9 @@ async def create_topics(settings: Settings, only: Collection[TopicRole] | None =
 
 async def list_topics(settings: Settings) -> dict[str, bool]:
     """Each contract topic and whether it exists."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap_servers)
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=settings.kafka_bootstrap_servers, **client_security(settings)
+    )
     await admin.start()
     try:
         existing = set(await admin.list_topics())
