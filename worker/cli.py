@@ -90,9 +90,15 @@ def migrate() -> None:
 
 @app.command()
 def topics(
-    action: Annotated[str, typer.Argument(help="`create` (idempotent) or `list`.")] = "create",
+    action: Annotated[
+        str, typer.Argument(help="`create` (idempotent), `list`, or `check` (exit 1 on drift).")
+    ] = "create",
 ) -> None:
-    """Create the Kafka topics of the contract (idempotent), or list them."""
+    """Create the declared Kafka topics (idempotent), list them, or check them for drift.
+
+    `check` compares partitions, replication factor and every declared config with the broker's
+    and exits 1 when anything differs or is missing.
+    """
     from worker.stream.topics_admin import topics_command
 
     raise typer.Exit(topics_command(_kafka_settings(), action))

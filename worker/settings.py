@@ -125,6 +125,12 @@ class Settings(BaseSettings):
     topic_replication_factor: int = Field(
         default=1, ge=1, description="replication factor of created topics (production: 3)"
     )
+    topic_min_insync_replicas: int | None = Field(
+        default=None,
+        ge=1,
+        description="`min.insync.replicas` of created topics (production: 2); "
+        "unset: the broker's default",
+    )
 
     # --- the worker ------------------------------------------------------------------------------
     app_id: str = Field(
@@ -209,6 +215,16 @@ class Settings(BaseSettings):
         gt=0,
         description="`replay` gives up when the broker makes no progress for this long",
     )
+
+    @model_validator(mode="after")
+    def _min_insync_fits(self) -> Settings:
+        isr = self.topic_min_insync_replicas
+        if isr is not None and isr > self.topic_replication_factor:
+            raise ValueError(
+                f"GW_TOPIC_MIN_INSYNC_REPLICAS={isr} exceeds GW_TOPIC_REPLICATION_FACTOR="
+                f"{self.topic_replication_factor}: no write could ever be acknowledged"
+            )
+        return self
 
     @model_validator(mode="after")
     def _kafka_security_is_complete(self) -> Settings:

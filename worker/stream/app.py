@@ -42,7 +42,7 @@ from worker.stream.publisher import ProducerPublisher
 from worker.stream.records import Incoming, normalize_headers
 from worker.stream.retry import backoff_delays, half_jitter
 from worker.stream.stall_watchdog import OffsetProbe, watch_partitions
-from worker.stream.topic_specs import FRAMING_BYTES
+from worker.stream.topic_specs import FRAMING_BYTES, TURNS_TABLE
 from worker.stream.turn_table import FaustTurnStore
 
 log = structlog.get_logger("worker.app")
@@ -143,7 +143,7 @@ def build_app(
     # from the types and writes them over the schema's (json for None), and recovery then fails
     # to decode the raw changelog records and never finishes.
     table = app.Table(
-        "turns",
+        TURNS_TABLE,
         default=None,
         key_type=bytes,
         value_type=bytes,
