@@ -191,7 +191,20 @@ class Settings(BaseSettings):
         "`/health`, `/metrics`); 0: any free port",
     )
     web_host: str = Field(default="127.0.0.1", description="address the web port binds")
-    data_dir: Path = Field(default=Path(".faust-data"), description="Faust's local state")
+    data_dir: Path = Field(
+        default=Path(".faust-data"),
+        description="Faust's local state (the RocksDB turn store lives here: keep it on a volume)",
+    )
+    turn_store: Literal["rocksdb", "memory"] = Field(
+        default="rocksdb",
+        description="where the turn table lives: `rocksdb` (on disk; a restart reads only the "
+        "changelog written since) or `memory` (a restart replays the whole changelog)",
+    )
+    table_standby_replicas: int = Field(
+        default=0,
+        ge=0,
+        description="standby copies of the turn table kept by other workers (production: 1)",
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
         default="INFO", description="log level"
     )
