@@ -115,7 +115,7 @@ async def run_store(
         await asyncio.sleep(3)  # commits and changelog sends settle
         result["rss_after_turns_mib"] = round(rss_mib(worker.pid), 1)
     finally:
-        await worker.stop(timeout=60)
+        result["first_stop_exit"] = await worker.stop(timeout=60)
 
     started = time.monotonic()
     await worker.start(timeout=1800)
@@ -137,7 +137,7 @@ async def run_store(
             sum(p.stat().st_size for p in data.rglob("*") if p.is_file()) / 2**20, 1
         )
     finally:
-        await worker.stop(timeout=60)
+        result["second_stop_exit"] = await worker.stop(timeout=60)
     return result
 
 
@@ -154,8 +154,8 @@ async def main() -> None:
     await seed(Settings(GW_POSTGRES_DSN=servers["postgres"], GW_MONGO_URL=servers["mongo"]))  # type: ignore[call-arg]
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-recovery-") as tmp:
-        for store in args.stores.split(","):
-            result = await run_store(store, args.turns, servers, Path(tmp))
+        for i, store in enumerate(args.stores.split(",")):
+            result = await run_store(store, args.turns, servers, Path(tmp) / str(i))
             print(json.dumps(result), flush=True)
             results.append(result)
     print(

@@ -104,6 +104,7 @@ def build_app(
     """
     store_health = health or StoreHealth()
     inbound_max = 2 * settings.max_draft_bytes + FRAMING_BYTES
+    settings.data_dir.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
     app = WorkerApp(
         settings.app_id,
         broker=f"kafka://{settings.kafka_bootstrap_servers}",
@@ -129,7 +130,9 @@ def build_app(
         web_metrics_enabled=False,
         web_port=settings.web_port,
         web_bind=settings.web_host,
-        datadir=str(settings.data_dir),
+        # One directory per app id: RocksDB data records changelog offsets, and a database
+        # left by another app id (another changelog topic) would stop recovery.
+        datadir=str(settings.data_dir / settings.app_id),
     )
     drafts_topic = app.topic(
         settings.topics.drafts,
