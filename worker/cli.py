@@ -11,7 +11,11 @@ from typing import Annotated
 
 import typer
 
-from worker.settings import Settings
+from worker import __version__
+from worker.settings import Settings, SettingsInvalidError, load_settings
+
+#: Exit code of a usage error, a bad setting included (as ``replay`` and ``check`` use it).
+EXIT_USAGE = 2
 
 app = typer.Typer(
     name="grounding-worker",
@@ -22,12 +26,58 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"grounding-worker {__version__}")
+        raise typer.Exit
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    """Ground AI agents' drafts against tenant evidence before anyone reads them."""
+
+
+def _settings() -> Settings:
+    """The settings, or one line naming the bad environment variable and exit 2 (no traceback)."""
+    try:
+        return load_settings()
+    except SettingsInvalidError as exc:
+        typer.echo(f"grounding-worker: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+def _kafka_settings() -> Settings:
+    """The settings, after one connection to Kafka as this process's clients will connect.
+
+    Wrong SASL credentials or an untrusted broker certificate end the command here, with one
+    line naming the settings to fix and exit 2, rather than clients retrying forever.
+    """
+    import asyncio
+
+    from worker.kafka_access import KafkaAccessError, check_access
+
+    settings = _settings()
+    try:
+        asyncio.run(check_access(settings))
+    except KafkaAccessError as exc:
+        typer.echo(f"grounding-worker: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    return settings
+
+
 @app.command()
 def run() -> None:
     """Run the worker: consume agent.drafts, publish verdicts, write the ledger."""
     from worker.stream.main import run_worker
 
-    run_worker(Settings())
+    run_worker(_kafka_settings())
 
 
 @app.command()
@@ -35,17 +85,23 @@ def migrate() -> None:
     """Create or upgrade the Postgres tables and MongoDB indexes (idempotent)."""
     from worker.stores.migrate import migrate_all
 
-    migrate_all(Settings())
+    migrate_all(_settings())
 
 
 @app.command()
 def topics(
-    action: Annotated[str, typer.Argument(help="`create` (idempotent) or `list`.")] = "create",
+    action: Annotated[
+        str, typer.Argument(help="`create` (idempotent), `list`, or `check` (exit 1 on drift).")
+    ] = "create",
 ) -> None:
-    """Create the Kafka topics of the contract (idempotent), or list them."""
+    """Create the declared Kafka topics (idempotent), list them, or check them for drift.
+
+    `check` compares partitions, replication factor and every declared config with the broker's
+    and exits 1 when anything differs or is missing.
+    """
     from worker.stream.topics_admin import topics_command
 
-    raise typer.Exit(topics_command(Settings(), action))
+    raise typer.Exit(topics_command(_kafka_settings(), action))
 
 
 @app.command("ledger-sink")
@@ -56,7 +112,7 @@ def ledger_sink() -> None:
     """
     from worker.stream.main import run_ledger_sink
 
-    run_ledger_sink(Settings())
+    run_ledger_sink(_kafka_settings())
 
 
 @app.command("seed-demo")
@@ -64,7 +120,7 @@ def seed_demo() -> None:
     """Load the small demo corpus (two tenants, a few users, ACL'd and revoked evidence)."""
     from worker.stores.demo import seed_demo_corpus
 
-    seed_demo_corpus(Settings())
+    seed_demo_corpus(_settings())
 
 
 @app.command()
@@ -128,7 +184,7 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
     from worker.tools.replay import EXIT_USAGE, ReplayOptions, run_replay
     from worker.tools.replay_select import ReplayFilter, parse_time, validate_filter
 
-    settings = Settings()
+    settings = _kafka_settings()
     now = datetime.now(UTC)
     try:
         since_ms = None if since is None else parse_time(since, now)
@@ -210,7 +266,7 @@ def check(  # noqa: PLR0917 - one parameter per documented option
 
     raise typer.Exit(
         run_check(
-            Settings(),
+            _settings(),
             draft=draft,
             evidence=evidence,
             tenant=tenant,

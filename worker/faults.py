@@ -31,6 +31,9 @@ class RetriableFault(GroundingFault):
 class StoreUnavailable(RetriableFault):
     """An evidence store (Postgres or MongoDB) could not be reached or timed out."""
 
+    #: Which store (``postgres``, ``mongo``), set where the worker observes the call.
+    store: str = "unknown"
+
 
 class BrokerUnavailable(RetriableFault):
     """The Kafka broker could not be reached or timed out."""

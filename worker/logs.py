@@ -1,4 +1,11 @@
-"""structlog, configured once at the entry point.
+"""Logging, configured once at the entry point: one JSON stream for everything.
+
+structlog's events and every stdlib logger's records (Faust, mode, aiokafka, asyncpg, warnings)
+go through one handler on stderr whose ``ProcessorFormatter`` renders them alike: one JSON object
+per line with ``timestamp``, ``level``, ``logger``, ``service``, ``version`` and ``event``, plus
+``trace_id``/``span_id`` while the worker handles a draft that carried a ``traceparent``
+(:func:`trace_scope`). Faust's own logging set-up is turned off (``override_logging=False`` in
+``worker.stream.main``), so it cannot replace the handler or colour the output.
 
 Events are key-value (``log.info("draft.routed", outcome=..., turn_id=...)``). No call site ever
 passes a hidden citation's id, title, quote or text: the stream loop logs turn, tenant, outcome and
@@ -7,35 +14,90 @@ failure codes only, and a test captures the logs of a hidden-document draft to p
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
+from collections.abc import Iterator
+from typing import TextIO
 
 import structlog
+from structlog.typing import EventDict, Processor, WrappedLogger
+
+from worker import __version__
+from worker.tracing import parse_traceparent
+
+SERVICE = "grounding-worker"
+#: Third-party loggers kept to warnings and errors unless the level asks for less.
+NOISY = ("faust", "mode", "aiokafka", "asyncio", "asyncpg", "pymongo")
 
 
-def configure_logging(level: str = "INFO", *, json: bool = True) -> None:
-    """Configure structlog (and the stdlib loggers of Faust and aiokafka) once."""
+def _add_service(_: WrappedLogger, __: str, event: EventDict) -> EventDict:
+    event.setdefault("service", SERVICE)
+    event.setdefault("version", __version__)
+    return event
+
+
+def _add_logger_name(logger: WrappedLogger, _: str, event: EventDict) -> EventDict:
+    """``logger``: the stdlib logger's name (a record's, or the structlog logger's)."""
+    record = event.get("_record")
+    if record is not None:
+        event["logger"] = record.name
+    elif "logger" not in event:
+        name = getattr(logger, "name", None)
+        if name:
+            event["logger"] = name
+    return event
+
+
+@contextlib.contextmanager
+def trace_scope(traceparent: bytes | str | None) -> Iterator[None]:
+    """Inside, every log line carries the ``trace_id``/``span_id`` of a valid ``traceparent``."""
+    ctx = parse_traceparent(traceparent)
+    if ctx is None:
+        yield
+        return
+    with structlog.contextvars.bound_contextvars(trace_id=ctx.trace_id, span_id=ctx.span_id):
+        yield
+
+
+def configure_logging(
+    level: str = "INFO", *, json: bool = True, stream: TextIO | None = None
+) -> None:
+    """Route structlog and the stdlib loggers through one formatter on ``stream`` (stderr)."""
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         numeric = logging.INFO
-    renderer: structlog.typing.Processor = (
+    renderer: Processor = (
         structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
     )
+    shared: list[Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
     structlog.configure(
+        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        cache_logger_on_first_use=True,
+    )
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[*shared, structlog.stdlib.ExtraAdder()],
         processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            _add_logger_name,
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            _add_service,
             structlog.processors.format_exc_info,
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-        cache_logger_on_first_use=True,
     )
-    # Faust, mode and aiokafka log through the stdlib: keep them to warnings and errors.
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s %(message)s"
-    )
-    for noisy in ("faust", "mode", "aiokafka"):
-        logging.getLogger(noisy).setLevel(max(numeric, logging.WARNING))
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(numeric)
+    for name in NOISY:
+        logging.getLogger(name).setLevel(max(numeric, logging.WARNING))
+    logging.captureWarnings(True)

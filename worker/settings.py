@@ -2,14 +2,32 @@
 
 Every field reads ``GW_<FIELD>``; the three connection settings also read the plain names that
 ``scripts/services env`` prints (``KAFKA_BOOTSTRAP_SERVERS``, ``POSTGRES_DSN``, ``MONGO_URL``).
+Each field's description is what the README's settings table says (``scripts/gen_settings_doc.py``
+writes it; a test fails when it is stale).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    FilePath,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
+
+ENV_PREFIX = "GW_"
+NESTED_DELIMITER = "__"
 
 
 class TopicNames(BaseModel):
@@ -17,90 +35,300 @@ class TopicNames(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    drafts: str = "agent.drafts"
-    regenerate: str = "agent.regenerate"
-    validated: str = "answers.validated"
-    could_not_ground: str = "answers.could_not_ground"
-    ledger: str = "citations.ledger"
-    dlq: str = "agent.drafts.dlq"
+    drafts: str = Field(
+        default="agent.drafts", min_length=1, description="drafts from the agents (input)"
+    )
+    regenerate: str = Field(
+        default="agent.regenerate", min_length=1, description="regenerate requests"
+    )
+    validated: str = Field(
+        default="answers.validated", min_length=1, description="grounded answers"
+    )
+    could_not_ground: str = Field(
+        default="answers.could_not_ground", min_length=1, description="could-not-ground events"
+    )
+    ledger: str = Field(default="citations.ledger", min_length=1, description="the citation ledger")
+    dlq: str = Field(default="agent.drafts.dlq", min_length=1, description="dead letters")
 
 
 class Settings(BaseSettings):
     """Everything the worker, the sink and the CLI tools can be configured with."""
 
     model_config = SettingsConfigDict(
-        env_prefix="GW_", env_nested_delimiter="__", frozen=True, extra="ignore"
+        env_prefix=ENV_PREFIX, env_nested_delimiter=NESTED_DELIMITER, frozen=True, extra="ignore"
     )
 
     # --- connections -------------------------------------------------------------------------
     kafka_bootstrap_servers: str = Field(
         default="127.0.0.1:9092",
         validation_alias=AliasChoices("GW_KAFKA_BOOTSTRAP_SERVERS", "KAFKA_BOOTSTRAP_SERVERS"),
+        description="Kafka brokers, `host:port[,host:port]`",
+    )
+    kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = Field(
+        default="PLAINTEXT",
+        description="how every Kafka client connects (managed clusters: `SASL_SSL` or `SSL`)",
+    )
+    kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] | None = Field(
+        default=None, description="SASL mechanism; required with `SASL_*`"
+    )
+    kafka_sasl_username: str | None = Field(
+        default=None, description="SASL user; required with `SASL_*`"
+    )
+    kafka_sasl_password: SecretStr | None = Field(
+        default=None, description="SASL password; required with `SASL_*`; a secret, never logged"
+    )
+    kafka_ssl_cafile: FilePath | None = Field(
+        default=None,
+        description="PEM file of the CA(s) that signed the brokers' certificates; "
+        "unset: the system's CAs",
+    )
+    kafka_ssl_certfile: FilePath | None = Field(
+        default=None, description="client certificate (PEM) for mutual TLS; needs the key file"
+    )
+    kafka_ssl_keyfile: FilePath | None = Field(
+        default=None, description="private key (PEM) of the client certificate"
+    )
+    kafka_ssl_key_password: SecretStr | None = Field(
+        default=None, description="password of an encrypted key file; a secret, never logged"
+    )
+    kafka_ssl_check_hostname: bool = Field(
+        default=True,
+        description="verify that a broker's certificate names the host connected to",
     )
     postgres_dsn: SecretStr = Field(
         default=SecretStr("postgresql://postgres@127.0.0.1:5432/grounding"),
         validation_alias=AliasChoices("GW_POSTGRES_DSN", "POSTGRES_DSN"),
+        description="PostgreSQL (observations, events, ledger); a secret, never logged",
     )
     mongo_url: SecretStr = Field(
         default=SecretStr("mongodb://127.0.0.1:27017/"),
         validation_alias=AliasChoices("GW_MONGO_URL", "MONGO_URL"),
+        description="MongoDB (documents); a secret, never logged",
     )
-    mongo_database: str = "grounding"
+    mongo_database: str = Field(default="grounding", description="database of the documents")
 
     # --- evidence-store names (contract §8) ------------------------------------------------------
-    observations_table: str = "observations"
-    events_table: str = "events"
-    ledger_table: str = "citation_ledger"
-    documents_collection: str = "documents"
-    store_timeout_s: float = Field(default=5.0, gt=0)
-    postgres_pool_size: int = Field(default=4, ge=1)
+    observations_table: str = Field(default="observations", description="Postgres table of OBS")
+    events_table: str = Field(default="events", description="Postgres table of EVT")
+    ledger_table: str = Field(default="citation_ledger", description="Postgres ledger table")
+    documents_collection: str = Field(default="documents", description="MongoDB collection of DOC")
+    store_timeout_s: float = Field(default=5.0, gt=0, description="timeout of one store query")
+    postgres_pool_size: int = Field(default=4, ge=1, description="Postgres connections")
 
     # --- topics ----------------------------------------------------------------------------------
-    topics: TopicNames = TopicNames()
-    topic_partitions: int = Field(default=4, ge=1)
-    topic_replication_factor: int = Field(default=1, ge=1)
+    topics: TopicNames = Field(default=TopicNames(), description="topic names")
+    topic_partitions: int = Field(
+        default=4,
+        ge=1,
+        description="partitions of every topic (the same everywhere: keys co-locate)",
+    )
+    topic_replication_factor: int = Field(
+        default=1, ge=1, description="replication factor of created topics (production: 3)"
+    )
+    topic_min_insync_replicas: int | None = Field(
+        default=None,
+        ge=1,
+        description="`min.insync.replicas` of created topics (production: 2); "
+        "unset: the broker's default",
+    )
 
     # --- the worker ------------------------------------------------------------------------------
-    app_id: str = "grounding-worker"
-    #: Kafka consumer-group session timeout: how long a crashed worker keeps its partitions
-    #: before the group hands them to another member (or to itself, restarted).
-    broker_session_timeout_s: float = Field(default=60.0, ge=6.0)
-    batch_size: int = Field(default=200, ge=1)
-    batch_wait_s: float = Field(default=0.05, gt=0)
-    #: Drafts larger than this are dead-lettered as ``oversized`` (contract §2).
-    max_draft_bytes: int = Field(default=1024 * 1024, ge=1024)
-    #: ``None``: retry an unavailable store forever (contract §7 default).
-    retry_budget: int | None = Field(default=None, ge=0)
-    retry_initial_backoff_s: float = Field(default=0.2, gt=0)
-    retry_max_backoff_s: float = Field(default=10.0, gt=0)
-    #: How long a turn's state is kept after it ends (contract §3.8, default 7 days).
-    turn_retention_s: float = Field(default=7 * 24 * 3600, gt=0)
-    #: The stall watchdog: how often it compares committed offsets with the log end while the
-    #: agent is idle, and how long a partition may lag without progress before it is re-read.
-    stall_check_interval_s: float = Field(default=2.0, gt=0)
-    stall_after_s: float = Field(default=6.0, gt=0)
-    #: How often the worker looks for regeneration deadlines that have passed.
-    deadline_scan_interval_s: float = Field(default=1.0, gt=0)
-    #: Per-tenant policies (JSON file of a ``PolicyBook``); the default policy when unset.
-    policy_file: Path | None = None
-    web_port: int = Field(default=6066, ge=0)
-    web_host: str = "127.0.0.1"
-    data_dir: Path = Path(".faust-data")
-    log_level: str = "INFO"
-    #: Run the ledger sink (citations.ledger -> Postgres) inside the worker process.
-    run_ledger_sink: bool = True
-    log_json: bool = True
+    app_id: str = Field(
+        default="grounding-worker", description="Kafka consumer group and Faust app id"
+    )
+    broker_session_timeout_s: float = Field(
+        default=60.0,
+        ge=6.0,
+        description="how long a crashed worker keeps its partitions before the group moves them",
+    )
+    batch_size: int = Field(default=200, ge=1, description="drafts per batch")
+    batch_wait_s: float = Field(default=0.05, gt=0, description="how long to wait to fill a batch")
+    max_draft_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        description="larger drafts are dead-lettered `oversized` (contract §2)",
+    )
+    retry_budget: int | None = Field(
+        default=None,
+        ge=0,
+        description="retries of an unavailable store before `infra_unavailable`; unset: forever",
+    )
+    retry_initial_backoff_s: float = Field(default=0.2, gt=0, description="first retry backoff")
+    retry_max_backoff_s: float = Field(default=10.0, gt=0, description="backoff cap")
+    turn_retention_s: float = Field(
+        default=7 * 24 * 3600,
+        gt=0,
+        description="how long a finished turn's state is kept (contract §3.8)",
+    )
+    stall_check_interval_s: float = Field(
+        default=2.0,
+        gt=0,
+        description="how often the stall watchdog compares committed offsets with the log end",
+    )
+    stall_after_s: float = Field(
+        default=6.0,
+        gt=0,
+        description="how long a partition may lag without progress before it is re-read",
+    )
+    deadline_scan_interval_s: float = Field(
+        default=1.0, gt=0, description="how often regeneration deadlines are looked for"
+    )
+    policy_file: Path | None = Field(
+        default=None,
+        description="per-tenant policy book, JSON (`worker/core/policy.py`): hedge / omit / "
+        "refuse, hedge sentence, auto-apply threshold, regeneration deadline (default 120 s); "
+        "unset: the default policy for every tenant",
+    )
+    ready_store_unreachable_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="`/ready` turns false once a store has failed every call for this long",
+    )
+    web_port: int = Field(
+        default=6066,
+        ge=0,
+        description="port of `/health`, `/ready` and `/metrics` (`ledger-sink` alone: "
+        "`/health`, `/metrics`); 0: any free port",
+    )
+    web_host: str = Field(default="127.0.0.1", description="address the web port binds")
+    data_dir: Path = Field(
+        default=Path(".faust-data"),
+        description="Faust's local state (the RocksDB turn store lives here: keep it on a volume)",
+    )
+    turn_store: Literal["rocksdb", "memory"] = Field(
+        default="rocksdb",
+        description="where the turn table lives: `rocksdb` (on disk; a restart reads only the "
+        "changelog written since) or `memory` (a restart replays the whole changelog)",
+    )
+    table_standby_replicas: int = Field(
+        default=0,
+        ge=0,
+        description="standby copies of the turn table kept by other workers (production: 1)",
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
+        default="INFO", description="log level"
+    )
+    run_ledger_sink: bool = Field(
+        default=True,
+        description="run the ledger sink (citations.ledger -> Postgres) in the worker process",
+    )
+    log_json: bool = Field(default=True, description="JSON log lines (false: key=value text)")
 
     # --- replay ----------------------------------------------------------------------------------
-    #: Past this many replays a dead letter is skipped by ``replay`` (contract §7).
-    replay_max_count: int = Field(default=3, ge=0)
-    #: The durable replay log (compacted topic keyed ``<partition>:<offset>``); ``None`` means
-    #: ``<topics.dlq>.replayed``.
-    replay_log_topic: str | None = None
-    #: ``replay`` gives up when the broker makes no progress for this long.
-    replay_read_timeout_s: float = Field(default=30.0, gt=0)
+    replay_max_count: int = Field(
+        default=3, ge=0, description="`replay` skips dead letters replayed this often"
+    )
+    replay_log_topic: str | None = Field(
+        default=None,
+        description="the replay log (compacted, keyed `<partition>:<offset>`); "
+        "unset: `<dlq topic>.replayed`",
+    )
+    replay_read_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="`replay` gives up when the broker makes no progress for this long",
+    )
+
+    @model_validator(mode="after")
+    def _min_insync_fits(self) -> Settings:
+        isr = self.topic_min_insync_replicas
+        if isr is not None and isr > self.topic_replication_factor:
+            raise ValueError(
+                f"GW_TOPIC_MIN_INSYNC_REPLICAS={isr} exceeds GW_TOPIC_REPLICATION_FACTOR="
+                f"{self.topic_replication_factor}: no write could ever be acknowledged"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _kafka_security_is_complete(self) -> Settings:
+        protocol = self.kafka_security_protocol
+        if protocol.startswith("SASL_"):
+            missing = [
+                f"GW_{name.upper()}"
+                for name in ("kafka_sasl_mechanism", "kafka_sasl_username", "kafka_sasl_password")
+                if getattr(self, name) is None
+            ]
+            if missing:
+                raise ValueError(
+                    f"{', '.join(missing)} required with GW_KAFKA_SECURITY_PROTOCOL={protocol}"
+                )
+        if not protocol.endswith("SSL"):
+            tls = [
+                f"GW_{name.upper()}"
+                for name in ("kafka_ssl_cafile", "kafka_ssl_certfile", "kafka_ssl_keyfile")
+                if getattr(self, name) is not None
+            ]
+            if tls:
+                raise ValueError(
+                    f"{', '.join(tls)} set but GW_KAFKA_SECURITY_PROTOCOL={protocol} uses no TLS"
+                )
+        if (self.kafka_ssl_certfile is None) != (self.kafka_ssl_keyfile is None):
+            raise ValueError("GW_KAFKA_SSL_CERTFILE and GW_KAFKA_SSL_KEYFILE go together")
+        return self
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
 
     @property
     def replay_log(self) -> str:
         """The replay log's topic name."""
         return self.replay_log_topic or f"{self.topics.dlq}.replayed"
+
+
+# --------------------------------------------------------------------------------------------------
+# Loading, with an error an operator can act on
+
+
+class SettingsInvalidError(Exception):
+    """The environment holds a setting the worker cannot use; the message names the variable."""
+
+
+def env_names(name: str, info: FieldInfo) -> tuple[str, ...]:
+    """The environment variables a field reads, the preferred one first."""
+    alias = info.validation_alias
+    if isinstance(alias, AliasChoices):
+        return tuple(str(choice) for choice in alias.choices)
+    return (f"{ENV_PREFIX}{name.upper()}",)
+
+
+def _variable(loc: tuple[int | str, ...]) -> str:
+    """The environment variable behind an error location (``topics.drafts``: GW_TOPICS__DRAFTS)."""
+    if not loc:
+        return "the settings"
+    head = str(loc[0])
+    info = Settings.model_fields.get(head)
+    if info is None:  # an alias name: pydantic reports the alias it read
+        return head
+    names = env_names(head, info)
+    if (
+        len(loc) > 1
+        and isinstance(info.annotation, type)
+        and issubclass(info.annotation, BaseModel)
+    ):
+        return names[0] + NESTED_DELIMITER + NESTED_DELIMITER.join(str(p).upper() for p in loc[1:])
+    return " or ".join(names)
+
+
+def describe_error(exc: ValidationError | SettingsError) -> str:
+    """One line naming every offending variable; never the value (it may be a secret)."""
+    if isinstance(exc, SettingsError):
+        match = re.search(r'field "([^"]+)"', str(exc))
+        variable = _variable((match.group(1),)) if match else "the settings"
+        return f"invalid setting {variable}: cannot parse the value"
+    problems = [
+        f"{_variable(tuple(e['loc']))}: {e['msg']}"
+        if e["loc"]
+        else str(e["msg"]).removeprefix("Value error, ")  # a rule across fields names them
+        for e in exc.errors()
+    ]
+    return "invalid setting " + "; ".join(problems)
+
+
+def load_settings() -> Settings:
+    """The settings from the environment, or :class:`SettingsInvalidError` naming the variable."""
+    try:
+        return Settings()
+    except (ValidationError, SettingsError) as exc:
+        raise SettingsInvalidError(describe_error(exc)) from None

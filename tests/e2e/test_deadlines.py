@@ -70,6 +70,22 @@ async def test_regeneration_times_out_once(wb: tuple[WorkerProcess, Bus]) -> Non
     assert [b.json()["outcome"] for b in bus.messages("ledger", key=turn)] == ["regenerate"]
 
 
+async def test_a_timeout_carries_the_turns_traceparent(wb: tuple[WorkerProcess, Bus]) -> None:
+    """The deadline's control record has no trace; the could-not-ground event takes the turn's."""
+    worker, bus = wb
+    turn = unique_id("t-timeout-trace")
+    trace = b"00-5bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    await bus.send(draft(turn, FAILING, **ANA), headers=[("traceparent", trace)])
+    (regen,) = await bus.wait_for("regenerate", key=turn)
+    assert regen.header("traceparent") == trace
+    (rec,) = await bus.wait_for("could_not_ground", key=turn, timeout=DEADLINE_S + 20)
+    assert rec.json()["reasons"] == [{"code": "regeneration_timeout"}]
+    assert rec.header_dict() == {"traceparent": trace}
+    timed_out = await worker.wait_for_log("turn.timed_out", turn_id=turn)
+    assert timed_out["trace_id"] == "5bf92f3577b34da6a3ce929d0e0e4736"
+    assert timed_out["span_id"] == "00f067aa0ba902b7"
+
+
 async def test_regeneration_in_time_is_not_timed_out(wb: tuple[WorkerProcess, Bus]) -> None:
     _, bus = wb
     turn = unique_id("t-intime")

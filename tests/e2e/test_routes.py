@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 from harness import Bus, Received, WorkerProcess, answer, draft, running, unique_id
 
+from worker import __version__
+
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
 MAX_DRAFT_BYTES = 4096
@@ -451,6 +453,52 @@ async def test_traceparent_is_propagated_to_every_derived_message(bus: Bus) -> N
         assert rec.header_dict() == {"traceparent": t1}
 
 
+async def test_every_route_carries_the_drafts_traceparent(bus: Bus, worker: WorkerProcess) -> None:
+    """Grounded, regenerate, could-not-ground and dead letter: each output has the draft's trace,
+    and the worker's log lines about each draft carry its trace_id/span_id."""
+    grounded, failing, dead = (unique_id(p) for p in ("t-tr-ok", "t-tr-cng", "t-tr-dlq"))
+    traces = {
+        grounded: b"00-11111111111111111111111111111111-1111111111111111-01",
+        failing: b"00-22222222222222222222222222222222-2222222222222222-01",
+        dead: b"00-33333333333333333333333333333333-3333333333333333-01",
+    }
+    retry = b"00-22222222222222222222222222222222-4444444444444444-01"
+    await bus.send(
+        draft(grounded, answer("Latency rose [OBS-1001]."), **ANA),
+        headers=[("traceparent", traces[grounded])],
+    )
+    await bus.send(
+        draft(failing, answer("Latency rose [OBS-999999]."), **ANA),
+        headers=[("traceparent", traces[failing])],
+    )
+    await bus.send(b"{not json", key=dead, headers=[("traceparent", traces[dead])])
+    (regen,) = await bus.wait_for("regenerate", key=failing)
+    await bus.send(
+        draft(failing, answer("Latency rose [OBS-999999]."), attempt=1, **ANA),
+        headers=[("traceparent", retry)],
+    )
+    (ok,) = await bus.wait_for("validated", key=grounded)
+    (cng,) = await bus.wait_for("could_not_ground", key=failing)
+    (letter,) = await bus.wait_for("dlq", key=dead)
+    ledgers = await bus.wait_for("ledger", key=failing, count=2)
+    (ledger_ok,) = await bus.wait_for("ledger", key=grounded)
+    assert ok.header("traceparent") == traces[grounded]
+    assert ledger_ok.header("traceparent") == traces[grounded]
+    assert regen.header("traceparent") == traces[failing]
+    assert [b.header("traceparent") for b in ledgers] == [traces[failing], retry]
+    assert cng.header("traceparent") == retry
+    assert letter.header("traceparent") == traces[dead]
+
+    routed = {
+        e["turn_id"]: e
+        for e in worker.log_events()
+        if e.get("event") == "draft.routed" and e.get("turn_id") in (grounded, failing)
+    }
+    assert routed[grounded]["trace_id"] == "1" * 32
+    assert routed[grounded]["span_id"] == "1" * 16
+    assert routed[failing]["span_id"] == "4" * 16  # the last draft of the turn
+
+
 async def test_identity_mismatch_is_dead_lettered(bus: Bus) -> None:
     turn = unique_id("t-ident")
     await bus.send(draft(turn, answer("Latency rose [OBS-1001]."), **ANA))
@@ -592,7 +640,23 @@ async def test_health_and_metrics_report_what_the_worker_did(worker: WorkerProce
     assert value('grounding_failure_codes_total{code="dangling_citation"}') >= 1
     assert value('grounding_dead_letters_total{error_class="malformed_envelope"}') >= 1
     assert value('grounding_dead_letters_total{error_class="oversized"}') >= 1
-    assert value("grounding_store_fetch_seconds_count") >= 1
+    assert value('grounding_store_fetch_seconds_count{store="postgres"}') >= 1
+    assert value('grounding_store_fetch_seconds_count{store="mongo"}') >= 1
     assert value("grounding_batch_size_count") >= 1
     # The metrics name outcomes, codes and classes: never a citation.
     assert "DOC-9002" not in text
+
+
+async def test_every_log_line_is_one_json_object(worker: WorkerProcess) -> None:
+    """Faust's, aiokafka's and the worker's lines alike, on stderr; nothing on stdout."""
+    stderr = worker.stderr_path.read_text(encoding="utf-8").splitlines()
+    assert stderr
+    loggers = set()
+    for line in stderr:
+        doc = json.loads(line)
+        assert {"timestamp", "level", "logger", "event"} <= doc.keys(), line
+        assert doc["service"] == "grounding-worker", line
+        assert doc["version"] == __version__, line
+        loggers.add(doc["logger"].split(".")[0])
+    assert "worker" in loggers
+    assert worker.stdout_path.read_text(encoding="utf-8") == ""

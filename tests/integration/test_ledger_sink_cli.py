@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +28,20 @@ from worker.settings import Settings
 from worker.stream.topics_admin import create_topics
 
 pytestmark = pytest.mark.integration
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return resp.status, resp.read().decode("utf-8")
+    except urllib.error.HTTPError as exc:
+        return exc.code, ""
 
 
 def _batch(tenant: str, turn: str) -> bytes:
@@ -69,6 +87,8 @@ async def test_the_sink_alone_writes_each_row_once_and_stops_on_sigterm(
         "GW_APP_ID": f"sink-test-{suffix}",
         "GW_TOPICS__LEDGER": f"sink-test-{suffix}.ledger",
         "GW_TOPIC_PARTITIONS": "1",
+        "GW_WEB_PORT": str(port := free_port()),
+        "GW_WEB_HOST": "127.0.0.1",
     }
     settings = Settings.model_validate(
         {
@@ -126,6 +146,15 @@ async def test_the_sink_alone_writes_each_row_once_and_stops_on_sigterm(
             ),
             ("OBS", "1001", "resolved", "exact", ["answer_markdown"], "grounded", 0),
         ]
+        # Run alone, the sink serves its own /metrics (and /health); nothing else answers.
+        status, text = await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/metrics")
+        assert status == 200
+        assert re.search(r"^grounding_ledger_rows_written_total [1-9]", text, re.M), text
+        assert re.search(r"^process_cpu_seconds_total \d", text, re.M)
+        assert re.search(r"^grounding_build_info\{.*\} 1\.0$", text, re.M)
+        assert "_created" not in text
+        assert (await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/health"))[0] == 200
+        assert (await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/table/"))[0] == 404
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

@@ -110,6 +110,9 @@ class TurnState(BaseModel):
     terminal_ledger: str | None = None
     attempts_decided: int = 0
     ended_at: datetime | None = None
+    #: The W3C ``traceparent`` of the draft that asked for the regeneration (set by the stream
+    #: shell, valid or absent): a timeout's could-not-ground event carries it.
+    traceparent: str | None = None
 
 
 class Outbound(NamedTuple):

@@ -9,11 +9,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Collection, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 
-from worker.core.evidence import CitationRef, EvidenceRecord
+from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
 from worker.core.ports import EvidenceStore
+from worker.faults import StoreUnavailable
+from worker.metrics import Metrics
+from worker.readiness import StoreHealth
 from worker.settings import Settings
 from worker.stores.concurrency import gather_all
 from worker.stores.mongo import MongoEvidence
+from worker.stores.observed import ObservedStore
 from worker.stores.postgres import PostgresEvidence
 
 
@@ -40,9 +44,35 @@ class CompositeEvidence:
 
 
 @asynccontextmanager
-async def open_evidence(settings: Settings) -> AsyncIterator[CompositeEvidence]:
-    """Both adapters, opened together and closed in reverse order."""
+async def open_evidence(
+    settings: Settings, *, metrics: Metrics | None = None, health: StoreHealth | None = None
+) -> AsyncIterator[CompositeEvidence]:
+    """Both adapters, opened together and closed in reverse order.
+
+    With ``metrics`` and ``health``, each adapter is observed on its own (latency by ``store``
+    label; reachability for the readiness probe), and a failure to open counts as unreachable.
+    """
     async with AsyncExitStack() as stack:
-        postgres = await stack.enter_async_context(PostgresEvidence.connect(settings))
-        mongo = await stack.enter_async_context(MongoEvidence.connect(settings))
-        yield CompositeEvidence(postgres, mongo)
+        if metrics is None or health is None:
+            postgres: EvidenceStore = await stack.enter_async_context(
+                PostgresEvidence.connect(settings)
+            )
+            mongo: EvidenceStore = await stack.enter_async_context(MongoEvidence.connect(settings))
+            yield CompositeEvidence(postgres, mongo)
+            return
+        try:
+            pg = await stack.enter_async_context(PostgresEvidence.connect(settings))
+        except StoreUnavailable:
+            health.failed("postgres")
+            raise
+        try:
+            mg = await stack.enter_async_context(MongoEvidence.connect(settings))
+        except StoreUnavailable:
+            health.failed("mongo")
+            raise
+        yield CompositeEvidence(
+            ObservedStore(
+                "postgres", pg, (EvidenceKind.OBS, EvidenceKind.EVT), metrics=metrics, health=health
+            ),
+            ObservedStore("mongo", mg, (EvidenceKind.DOC,), metrics=metrics, health=health),
+        )

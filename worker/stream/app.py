@@ -15,21 +15,24 @@ Faust specifics that shape it (see STYLE.md):
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import faust
 import structlog
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from faust.web.drivers.aiohttp import Web as AiohttpWeb
+from prometheus_client import generate_latest
 
 from worker import __version__
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
+from worker.kafka_access import faust_credentials
 from worker.metrics import Metrics
+from worker.metrics_server import METRICS_CONTENT_TYPE
+from worker.readiness import StoreHealth, readiness
 from worker.settings import Settings
 from worker.stream.deadlines import DeadlineScanner
 from worker.stream.dlq import ErrorClass, dead_letter
@@ -39,18 +42,13 @@ from worker.stream.publisher import ProducerPublisher
 from worker.stream.records import Incoming, normalize_headers
 from worker.stream.retry import backoff_delays, half_jitter
 from worker.stream.stall_watchdog import OffsetProbe, watch_partitions
-from worker.stream.topic_specs import FRAMING_BYTES
+from worker.stream.topic_specs import FRAMING_BYTES, TURNS_TABLE
 from worker.stream.turn_table import FaustTurnStore
 
 log = structlog.get_logger("worker.app")
 
 EvidenceFactory = Callable[[Settings], AbstractAsyncContextManager[EvidenceStore]]
 
-#: Prometheus' text format. aiohttp takes the charset apart (it refuses one inside content_type),
-#: and the exposition format is UTF-8 by definition.
-METRICS_CONTENT_TYPE = "; ".join(
-    part for part in CONTENT_TYPE_LATEST.split("; ") if not part.startswith("charset=")
-)
 
 #: How often the deadline scanner also looks for finished turns past their retention.
 EXPIRY_CHECK_EVERY_S = 30.0
@@ -70,25 +68,53 @@ def to_incoming(event: Any) -> Incoming:
     )
 
 
+class _OwnViewsWeb(AiohttpWeb):
+    """Faust's aiohttp web server without any of Faust's own views.
+
+    Faust mounts ``/table/<name>/<key>`` (any tenant's turn state), ``/router``, ``/graph``,
+    statistics and an index page by default; the worker serves only the pages it adds itself
+    (``/health``, ``/ready``, ``/metrics``). Every other path answers 404.
+    """
+
+    default_blueprints: ClassVar[Any] = ()
+    production_blueprints: ClassVar[Any] = ()
+    debug_blueprints: ClassVar[Any] = ()
+    optional_blueprints: ClassVar[Any] = ()
+
+
+class WorkerApp(faust.App):
+    """The Faust app with a web server that serves only the worker's own pages."""
+
+    def _new_web(self) -> Any:
+        return _OwnViewsWeb(self)
+
+
 def build_app(
     settings: Settings,
     *,
     evidence_factory: EvidenceFactory,
     policies: PolicyBook,
     metrics: Metrics,
+    health: StoreHealth | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> faust.App:
-    """Compose the worker's Faust app from its settings and its adapters."""
+    """Compose the worker's Faust app from its settings and its adapters.
+
+    ``health`` is what the evidence adapters report about store reachability (``/ready``).
+    """
+    store_health = health or StoreHealth()
     inbound_max = 2 * settings.max_draft_bytes + FRAMING_BYTES
-    app = faust.App(
+    settings.data_dir.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
+    app = WorkerApp(
         settings.app_id,
         broker=f"kafka://{settings.kafka_bootstrap_servers}",
-        store="memory://",
+        broker_credentials=faust_credentials(settings),
+        store="rocksdb://" if settings.turn_store == "rocksdb" else "memory://",
         autodiscover=False,
         processing_guarantee="at_least_once",
         topic_partitions=settings.topic_partitions,
         topic_replication_factor=settings.topic_replication_factor,
-        table_standby_replicas=0,
+        table_standby_replicas=settings.table_standby_replicas,
         consumer_auto_offset_reset="earliest",
         consumer_max_fetch_size=inbound_max,
         producer_max_request_size=4 * settings.max_draft_bytes + FRAMING_BYTES,
@@ -96,9 +122,17 @@ def build_app(
         broker_commit_interval=1.0,
         broker_session_timeout=settings.broker_session_timeout_s,
         web_enabled=True,
+        # Belt and braces: _OwnViewsWeb mounts none of these anyway.
+        web_tables_enabled=False,
+        web_router_enabled=False,
+        web_stats_enabled=False,
+        web_graph_enabled=False,
+        web_metrics_enabled=False,
         web_port=settings.web_port,
         web_bind=settings.web_host,
-        datadir=str(settings.data_dir),
+        # One directory per app id: RocksDB data records changelog offsets, and a database
+        # left by another app id (another changelog topic) would stop recovery.
+        datadir=str(settings.data_dir / settings.app_id),
     )
     drafts_topic = app.topic(
         settings.topics.drafts,
@@ -112,7 +146,7 @@ def build_app(
     # from the types and writes them over the schema's (json for None), and recovery then fails
     # to decode the raw changelog records and never finishes.
     table = app.Table(
-        "turns",
+        TURNS_TABLE,
         default=None,
         key_type=bytes,
         value_type=bytes,
@@ -168,7 +202,6 @@ def build_app(
                 state["busy"] = False
                 metrics.batch_seconds.observe(time.monotonic() - started)
                 state["batches"] += 1
-                _update_lag(app, settings, metrics, batch)
                 yield None
 
     @app.timer(interval=settings.deadline_scan_interval_s)  # type: ignore[untyped-decorator]
@@ -184,20 +217,41 @@ def build_app(
     async def watch_for_stalls() -> None:
         await watch_partitions(app, settings, metrics, busy=lambda: bool(state.get("busy")))
 
+    def assigned() -> list[int]:
+        return sorted(
+            tp.partition
+            for tp in app.assignor.assigned_actives()
+            if tp.topic == settings.topics.drafts
+        )
+
     @app.page("/health")
-    async def health(web: Any, request: Any) -> Any:
+    async def health_page(web: Any, request: Any) -> Any:
+        # Liveness: the process and its event loop answer. Never fails on a dependency.
         return web.json(
             {
                 "status": "ok",
                 "version": __version__,
                 "uptime_s": round(time.monotonic() - state["started"], 1),
                 "batches": state["batches"],
-                "assigned_partitions": sorted(
-                    tp.partition
-                    for tp in app.assignor.assigned_actives()
-                    if tp.topic == settings.topics.drafts
-                ),
+                "assigned_partitions": assigned(),
             }
+        )
+
+    @app.page("/ready")
+    async def ready_page(web: Any, request: Any) -> Any:
+        # Readiness: 200 when the worker can decide drafts now, 503 (with the reasons) when not.
+        recovery: Any = app.tables.recovery  # type: ignore[attr-defined]
+        answer = readiness(
+            recovering=bool(
+                app.rebalancing or recovery.in_recovery or not recovery.completed.is_set()
+            ),
+            assigned=assigned(),
+            stores_down_for=store_health.down_for(),
+            store_unreachable_after_s=settings.ready_store_unreachable_s,
+        )
+        return web.json(
+            {"ready": answer.ready, "reasons": list(answer.reasons)},
+            status=200 if answer.ready else 503,
         )
 
     @app.page("/metrics")
@@ -319,17 +373,3 @@ async def _dead_letter_batch(
             except Exception as exc:  # noqa: BLE001 - hold the batch until it is dead-lettered
                 log.warning("dlq.retry", error=type(exc).__name__)
                 await asyncio.sleep(1.0)
-
-
-def _update_lag(
-    app: faust.App, settings: Settings, metrics: Metrics, batch: list[Incoming]
-) -> None:
-    last: dict[int, int] = {}
-    for rec in batch:
-        last[rec.partition] = max(last.get(rec.partition, -1), rec.offset)
-    for partition, offset in last.items():
-        with contextlib.suppress(Exception):  # lag is best-effort telemetry
-            tp = faust.types.TP(settings.topics.drafts, partition)
-            high = app.consumer.highwater(tp)
-            if high is not None:
-                metrics.consumer_lag.labels(partition=str(partition)).set(max(0, high - offset - 1))

@@ -19,6 +19,7 @@ from aiokafka import AIOKafkaConsumer
 from pydantic import ValidationError
 
 from worker.faults import RetriableFault
+from worker.kafka_access import client_security
 from worker.metrics import Metrics
 from worker.settings import Settings
 from worker.stores.ledger_rows import LedgerRecord
@@ -81,6 +82,7 @@ class LedgerSink:
         consumer = AIOKafkaConsumer(
             self._settings.topics.ledger,
             bootstrap_servers=self._settings.kafka_bootstrap_servers,
+            **client_security(self._settings),
             group_id=f"{self._settings.app_id}-ledger-sink",
             enable_auto_commit=False,
             auto_offset_reset="earliest",

@@ -13,6 +13,8 @@ from worker import __version__
 from worker.core.policy import PolicyBook
 from worker.logs import configure_logging
 from worker.metrics import Metrics
+from worker.metrics_server import serve_metrics
+from worker.readiness import StoreHealth
 from worker.settings import Settings
 from worker.stores.evidence import open_evidence
 from worker.stores.postgres import PostgresEvidence
@@ -36,7 +38,14 @@ def run_worker(settings: Settings) -> None:
     policies = load_policies(settings.policy_file)
     asyncio.run(create_topics(settings))
     metrics = Metrics()
-    app = build_app(settings, evidence_factory=open_evidence, policies=policies, metrics=metrics)
+    health = StoreHealth()
+    app = build_app(
+        settings,
+        evidence_factory=lambda s: open_evidence(s, metrics=metrics, health=health),
+        policies=policies,
+        metrics=metrics,
+        health=health,
+    )
 
     if settings.run_ledger_sink:
 
@@ -52,7 +61,15 @@ def run_worker(settings: Settings) -> None:
         drafts=settings.topics.drafts,
         partitions=settings.topic_partitions,
     )
-    worker = faust.Worker(app, loglevel=settings.log_level.upper(), quiet=True)
+    # configure_logging owns the handlers: Faust must neither replace them nor redirect stdout.
+    worker = faust.Worker(
+        app,
+        loglevel=settings.log_level.upper(),
+        quiet=True,
+        override_logging=False,
+        redirect_stdouts=False,
+    )
+    worker.spinner = None  # Faust's terminal spinner writes escape codes to stdout
     worker.execute_from_commandline()
 
 
@@ -62,11 +79,15 @@ def run_ledger_sink(settings: Settings) -> None:
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        async with PostgresEvidence.connect(settings) as pg:
-            sink = LedgerSink(settings, pg, Metrics())
+        metrics = Metrics()
+        async with (
+            serve_metrics(metrics.registry, settings.web_host, settings.web_port) as port,
+            PostgresEvidence.connect(settings) as pg,
+        ):
+            sink = LedgerSink(settings, pg, metrics)
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, sink.stop)
-            log.info("ledger_sink.starting", topic=settings.topics.ledger)
+            log.info("ledger_sink.starting", topic=settings.topics.ledger, metrics_port=port)
             await sink.run()
             log.info("ledger_sink.stopped")
 

@@ -36,9 +36,18 @@ from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
 from worker.core.evidence import CitationRef, EvidenceRecord
 from worker.core.policy import PolicyBook, TenantPolicy
 from worker.core.ports import EvidenceStore
-from worker.core.turns import Decision, OutTopic, decide, expired, on_deadline
+from worker.core.turns import (
+    Decision,
+    OutTopic,
+    TurnPhase,
+    TurnState,
+    decide,
+    expired,
+    on_deadline,
+)
 from worker.core.verdict import Prepared, evaluate, prepare
 from worker.faults import RetriableFault
+from worker.logs import trace_scope
 from worker.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.control import Control, ControlKind, is_control, parse_control
@@ -51,6 +60,7 @@ from worker.stream.retry import (
     half_jitter,
     with_retries,
 )
+from worker.tracing import parse_traceparent
 
 log = structlog.get_logger("worker.pipeline")
 
@@ -136,7 +146,8 @@ class BatchProcessor:
         out: list[Outgoing] = []
         for item in items:
             try:
-                out.extend(self._route(item, evidence, unavailable, now, report))
+                with trace_scope(item.incoming.header("traceparent")):
+                    out.extend(self._route(item, evidence, unavailable, now, report))
             except Exception as exc:  # any bug on one record is that record's poison
                 # Not log.exception: a traceback may quote draft text; it goes to DEBUG only.
                 log.error(  # noqa: TRY400
@@ -204,7 +215,7 @@ class BatchProcessor:
         unavailable: dict[str, tuple[ErrorClass, str]] = {}
 
         def on_retry(n: int, fault: RetriableFault, wait: float) -> None:
-            self._metrics.store_retries.inc()
+            self._metrics.store_retries.labels(store=getattr(fault, "store", "unknown")).inc()
             log.warning("store.retry", attempt=n, fault=type(fault).__name__, wait_s=round(wait, 3))
 
         # A batch of many tenants must not open more fetches than the pool has connections:
@@ -214,9 +225,8 @@ class BatchProcessor:
         async def fetch_one(tenant: str, refs: set[CitationRef]) -> None:
             async def op() -> Mapping[CitationRef, EvidenceRecord]:
                 async with limit:
-                    with self._metrics.store_latency.time():
-                        report.store_fetches += 1
-                        return await self._evidence.fetch(tenant, refs)
+                    report.store_fetches += 1
+                    return await self._evidence.fetch(tenant, refs)
 
             try:
                 evidence[tenant] = await with_retries(
@@ -270,6 +280,7 @@ class BatchProcessor:
                     report,
                 )
             ]
+        decision = _with_trace(decision, state, rec)
         self._store(draft.turn_id, rec.partition, state, decision)
         codes = sorted({f.code.value for f in evaluation.failures})
         for code in codes:
@@ -303,18 +314,25 @@ class BatchProcessor:
         state = stored.state if stored is not None else None
         decision = on_deadline(state, control.turn_id, tick, now)
         self._store(control.turn_id, rec.partition, state, decision)
+        # The control record carries no trace: the turn's own (kept in its state) goes out.
+        traceparent = state.traceparent if state is not None else None
+        headers: Headers = (("traceparent", traceparent.encode("ascii")),) if traceparent else ()
         if decision.outbound:
             self._metrics.drafts.labels(outcome=decision.outcome).inc()
             report.outcomes[decision.outcome] += 1
-            log.info("turn.timed_out", turn_id=control.turn_id, outcome=decision.outcome)
-        return self._outgoing(decision, rec)
+            with trace_scope(traceparent):
+                log.info("turn.timed_out", turn_id=control.turn_id, outcome=decision.outcome)
+        return self._outgoing(decision, rec, headers)
 
     def _store(self, turn_id: str, partition: int, before: object, decision: Decision) -> None:
         if decision.state is not None and decision.state != before:
             self._turns.put(turn_id, partition, decision.state)
 
-    def _outgoing(self, decision: Decision, rec: Incoming) -> list[Outgoing]:
-        headers = trace_headers(rec)
+    def _outgoing(
+        self, decision: Decision, rec: Incoming, headers: Headers | None = None
+    ) -> list[Outgoing]:
+        if headers is None:
+            headers = trace_headers(rec)
         return [
             Outgoing(self._out_topic[o.topic], o.key.encode("utf-8"), o.value, headers)
             for o in decision.outbound
@@ -372,6 +390,21 @@ class BatchProcessor:
             log.warning("broker.retry", attempt=attempt, pending=len(failed), wait_s=round(wait, 3))
             await asyncio.sleep(wait)
             pending = failed
+
+
+def _with_trace(decision: Decision, before: TurnState | None, rec: Incoming) -> Decision:
+    """Keep the draft's trace context in a turn that now waits for its regeneration.
+
+    A deadline may end that turn later, from a control record that carries no trace: its
+    could-not-ground event then takes this one. Only a W3C-valid ``traceparent`` is kept.
+    """
+    state = decision.state
+    if state is None or state is before or state.phase is not TurnPhase.REGENERATING:
+        return decision
+    ctx = parse_traceparent(rec.header("traceparent"))
+    if ctx is None or state.traceparent == ctx.traceparent:
+        return decision
+    return decision._replace(state=state.model_copy(update={"traceparent": ctx.traceparent}))
 
 
 async def _settled(ack: Awaitable[object] | BaseException) -> BaseException | None:

@@ -26,6 +26,7 @@ import faust
 import structlog
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from worker.kafka_access import client_security
 from worker.metrics import Metrics
 from worker.settings import Settings
 
@@ -73,6 +74,7 @@ class OffsetProbe:
         self._topic = settings.topics.drafts
         self._consumer = AIOKafkaConsumer(
             bootstrap_servers=settings.kafka_bootstrap_servers,
+            **client_security(settings),
             group_id=settings.app_id,
             enable_auto_commit=False,
         )
@@ -111,12 +113,15 @@ class OffsetProbe:
 async def watch_partitions(
     app: Any, settings: Settings, metrics: Metrics, *, busy: Callable[[], bool]
 ) -> None:
-    """Run for the app's lifetime: check the owned partitions while the agent is idle."""
+    """Run for the app's lifetime: publish the lag of the owned partitions at every check (from
+    the broker's end offsets, so it keeps growing while the agent is stuck), and look for stalls
+    while the agent is idle."""
     detector = StallDetector(settings.stall_after_s)
+    reported: set[int] = set()
     async with OffsetProbe(settings) as probe:
         while True:
             await asyncio.sleep(settings.stall_check_interval_s)
-            if busy() or app.rebalancing:
+            if app.rebalancing:
                 detector.reset()
                 continue
             owned = {
@@ -128,6 +133,16 @@ async def watch_partitions(
                 lags = await probe.lag(owned)
             except Exception as exc:  # noqa: BLE001 - a failed probe only delays the check
                 log.warning("stall_check.failed", error=type(exc).__name__)
+                continue
+            for gone in reported - owned:
+                metrics.consumer_lag.remove(str(gone))
+            reported = set(lags)
+            for partition, lag in lags.items():
+                metrics.consumer_lag.labels(partition=str(partition)).set(
+                    max(0, lag.end - lag.committed)
+                )
+            if busy():
+                detector.reset()
                 continue
             now = time.monotonic()
             for partition, lag in lags.items():

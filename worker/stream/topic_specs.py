@@ -27,6 +27,17 @@ class TopicRole(StrEnum):
     LEDGER = "ledger"
     DLQ = "dlq"
     REPLAY_LOG = "replay_log"
+    TURNS_CHANGELOG = "turns_changelog"
+
+
+#: The Faust table of turn states (``worker.stream.app``).
+#: Its changelog is ``<app_id>-turns-changelog``.
+TURNS_TABLE = "turns"
+
+
+def changelog_topic(settings: Settings) -> str:
+    """The name Faust gives the turn table's changelog topic."""
+    return f"{settings.app_id}-{TURNS_TABLE}-changelog"
 
 
 class TopicSpec(NamedTuple):
@@ -51,6 +62,11 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
     week = str(7 * DAY_MS)
     names = settings.topics
     n, rf = settings.topic_partitions, settings.topic_replication_factor
+    durability = (
+        {"min.insync.replicas": str(settings.topic_min_insync_replicas)}
+        if settings.topic_min_insync_replicas is not None
+        else {}
+    )
 
     def spec(  # noqa: PLR0917 - a local constructor, read positionally in the table below
         role: TopicRole,
@@ -61,7 +77,7 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         schema: str | None,
         partitions: int = n,
     ) -> TopicSpec:
-        config = {"cleanup.policy": "delete", **config}
+        config = {"cleanup.policy": "delete", **durability, **config}
         return TopicSpec(role, name, partitions, rf, config, by, what, schema)
 
     return [
@@ -130,5 +146,17 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
             "Dead letters already replayed, keyed <partition>:<offset>, written after the ack.",
             None,
             partitions=1,
+        ),
+        spec(
+            TopicRole.TURNS_CHANGELOG,
+            changelog_topic(settings),
+            # Faust's changelog of the turn table (it would create it itself, with the broker's
+            # defaults): compacted, co-partitioned with agent.drafts, and as large a record as
+            # the worker's producer may send (a turn state holds the messages it re-publishes).
+            {"cleanup.policy": "compact", "max.message.bytes": outbound},
+            "worker (Faust, for the turn table)",
+            "Turn states by turn_id: the worker's own state, read back on recovery. Not a "
+            "contract topic; declared so its size, replication and compaction are set.",
+            None,
         ),
     ]

@@ -5,7 +5,8 @@ Faust's ``table[key] = value`` takes the changelog partition from the *current e
 writes the local data and sends the changelog record to the partition of the record being decided,
 which is the turn's own partition of ``agent.drafts`` (the table is co-partitioned with it). So a
 restart or a rebalance recovers each turn with its partition, and only the partition's owner holds
-and changes it.
+and changes it. With the RocksDB store (one database per partition) reads and writes name the
+partition too (:class:`_PartitionedData`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 import orjson
+from faust.stores.rocksdb import Store as RocksDBStore
 
 from worker.core.turns import TurnPhase, TurnState
 from worker.stream.ports import StoredTurn
@@ -42,27 +44,89 @@ def decode_turn(raw: bytes) -> StoredTurn:
     return StoredTurn(state=TurnState.model_validate(doc["s"]), partition=int(doc["p"]))
 
 
+class _PlainData:
+    """The table's local data as one mapping (``memory://``: one dict for every partition)."""
+
+    def __init__(self, data: Any) -> None:
+        self._data = data
+
+    def get(self, key: bytes) -> bytes | None:
+        return self._data.get(key)  # type: ignore[no-any-return]
+
+    def put(self, key: bytes, partition: int, raw: bytes) -> None:
+        self._data[key] = raw
+
+    def delete(self, key: bytes) -> None:
+        if key in self._data:
+            del self._data[key]
+
+    def items(self) -> list[tuple[bytes, bytes]]:
+        return list(self._data.items())
+
+
+class _PartitionedData:
+    """A RocksDB store's data, read and written by partition, never by the current event.
+
+    Faust's RocksDB store keeps one database per partition and picks it from the *current event*
+    (``_set`` and, inside a stream, ``_get``): in a ``take_events`` batch that is not the record
+    being decided, so a turn would be written to, or looked for in, another partition's
+    database. This goes to the turn's own partition (writes) or asks every local database
+    through their bloom filters (reads), with the store's own helpers.
+    """
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def get(self, key: bytes) -> bytes | None:
+        found = self._store._get_bucket_for_key(key)
+        return None if found is None else found.value
+
+    def put(self, key: bytes, partition: int, raw: bytes) -> None:
+        store = self._store
+        store._key_index[key] = partition
+        store._db_for_partition(partition).put(key, raw)
+
+    def delete(self, key: bytes) -> None:
+        for db in list(self._store._dbs_for_key(key)):
+            db.delete(key)
+        self._store._key_index.pop(key, None)
+
+    def items(self) -> list[tuple[bytes, bytes]]:
+        return list(self._store._iteritems())
+
+
 class FaustTurnStore:
     """:class:`worker.stream.ports.TurnStore` over a Faust ``Table`` of raw bytes."""
 
     def __init__(self, table: Any) -> None:
         self._table = table
+        self._local: _PlainData | _PartitionedData | None = None
         #: Turns waiting for a regeneration, written by this process: turn -> (deadline, partition).
         self.pending: dict[str, tuple[datetime, int]] = {}
         #: Finished turns written or recovered here: turn -> (ended_at, partition). Small tuples,
         #: so expiry never decodes a state (a turn's state is kilobytes; there are days of them).
         self.ended: dict[str, tuple[datetime, int]] = {}
 
+    @property
+    def local(self) -> _PlainData | _PartitionedData:
+        """The table's local data, by the kind of store (decided once the store exists)."""
+        if self._local is None:
+            data = self._table.data
+            self._local = (
+                _PartitionedData(data) if isinstance(data, RocksDBStore) else _PlainData(data)
+            )
+        return self._local
+
     def get(self, turn_id: str) -> StoredTurn | None:
         """The turn's stored state, or ``None``."""
-        raw = self._table.data.get(turn_id.encode("utf-8"))
+        raw = self.local.get(turn_id.encode("utf-8"))
         return decode_turn(raw) if raw is not None else None
 
     def put(self, turn_id: str, partition: int, state: TurnState) -> None:
         """Store locally and append to the changelog partition of the turn."""
         key = turn_id.encode("utf-8")
         raw = encode_turn(partition, state)
-        self._table.data[key] = raw
+        self.local.put(key, partition, raw)
         self._table.send_changelog(
             partition, key, raw, key_serializer="raw", value_serializer="raw"
         )
@@ -71,8 +135,7 @@ class FaustTurnStore:
     def delete(self, turn_id: str, partition: int) -> None:
         """Forget the turn: drop it locally and write a tombstone to its changelog partition."""
         key = turn_id.encode("utf-8")
-        if key in self._table.data:
-            del self._table.data[key]
+        self.local.delete(key)
         self._table.send_changelog(
             partition, key, None, key_serializer="raw", value_serializer="raw"
         )
@@ -81,7 +144,7 @@ class FaustTurnStore:
 
     def items(self) -> Iterator[tuple[str, StoredTurn]]:
         """Every turn held locally (only read by the deadline scanner)."""
-        for key, raw in list(self._table.data.items()):
+        for key, raw in self.local.items():
             yield key.decode("utf-8"), decode_turn(raw)
 
     def rebuild_index(self) -> None:

@@ -15,6 +15,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.structs import TopicPartition
 
 from worker.faults import BrokerUnavailable
+from worker.kafka_access import client_security
 from worker.settings import Settings
 from worker.stream.topic_specs import FRAMING_BYTES
 
@@ -28,6 +29,7 @@ def batch_consumer(settings: Settings) -> Any:
     """A group-less consumer that can fetch the largest dead letter."""
     return AIOKafkaConsumer(
         bootstrap_servers=settings.kafka_bootstrap_servers,
+        **client_security(settings),
         group_id=None,
         enable_auto_commit=False,
         auto_offset_reset="earliest",
@@ -41,6 +43,7 @@ def acked_producer(settings: Settings) -> Any:
     """A producer whose sends are acknowledged by every in-sync replica, without duplicates."""
     return AIOKafkaProducer(
         bootstrap_servers=settings.kafka_bootstrap_servers,
+        **client_security(settings),
         acks="all",
         enable_idempotence=True,
         max_request_size=record_bytes_limit(settings),

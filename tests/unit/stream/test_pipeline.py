@@ -22,6 +22,7 @@ from worker.core.turns import TurnState
 from worker.faults import MalformedEvidence, StoreUnavailable
 from worker.metrics import Metrics
 from worker.settings import Settings
+from worker.stream.control import ControlKind, control_record
 from worker.stream.pipeline import BatchProcessor
 from worker.stream.ports import StoredTurn
 from worker.stream.records import Headers, Incoming
@@ -394,3 +395,58 @@ async def test_a_turn_is_stored_on_the_partition_of_its_record() -> None:
     proc, turns, _ = processor(InMemoryEvidenceStore(RECORDS))
     await proc.process([rec("t-p", DANGLING, partition=3)])
     assert turns.turns["t-p"].partition == 3
+
+
+VALID_TRACE = b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+def deadline_tick(turn: str, *, partition: int = 0, after_s: float = 3600) -> Incoming:
+    """The control record the deadline scanner appends, stamped ``after_s`` past NOW."""
+    ctl = control_record(ControlKind.REGENERATION_DEADLINE, turn, partition, NOW)
+    return Incoming(
+        topic="agent.drafts",
+        partition=partition,
+        offset=next(_offset),
+        timestamp_ms=int(NOW.timestamp() * 1000 + after_s * 1000),
+        key=ctl.key,
+        value=ctl.value,
+        headers=ctl.headers,
+    )
+
+
+async def test_a_regeneration_timeout_carries_the_turns_traceparent() -> None:
+    """The control record has no trace; the could-not-ground event takes the draft's."""
+    proc, turns, sent = processor(InMemoryEvidenceStore(RECORDS))
+    traced = rec("t-to", DANGLING)._replace(headers=(("traceparent", VALID_TRACE),))
+    await proc.process([traced])
+    assert turns.turns["t-to"].state.traceparent == VALID_TRACE.decode()
+    await proc.process([deadline_tick("t-to")])
+    timeout = [(k, v, h) for t, k, v, h in sent.records if t == TOPICS["could_not_ground"]]
+    assert len(timeout) == 1
+    key, value, headers = timeout[0]
+    assert key == b"t-to"
+    assert orjson.loads(value)["reasons"][0]["code"] == "regeneration_timeout"
+    assert headers == (("traceparent", VALID_TRACE),)
+    # A redelivered tick re-publishes the same event with the same trace.
+    await proc.process([deadline_tick("t-to")])
+    again = [h for t, _, _, h in sent.records if t == TOPICS["could_not_ground"]]
+    assert again == [(("traceparent", VALID_TRACE),)] * 2
+
+
+@pytest.mark.parametrize(
+    "header", [(), (("traceparent", b"00-a-b-01"),), (("traceparent", b"not a trace"),)]
+)
+async def test_a_turn_keeps_no_trace_context_unless_it_is_valid(header: Headers) -> None:
+    proc, turns, sent = processor(InMemoryEvidenceStore(RECORDS))
+    await proc.process([rec("t-nt", DANGLING)._replace(headers=header)])
+    assert turns.turns["t-nt"].state.traceparent is None
+    await proc.process([deadline_tick("t-nt")])
+    timeout = [h for t, _, _, h in sent.records if t == TOPICS["could_not_ground"]]
+    assert timeout == [()]
+
+
+async def test_a_grounded_turn_stores_no_trace_context() -> None:
+    """Only a turn that can still time out needs it: terminal states stay as small as before."""
+    proc, turns, _ = processor(InMemoryEvidenceStore(RECORDS))
+    await proc.process([rec("t-g", GOOD)._replace(headers=(("traceparent", VALID_TRACE),))])
+    assert turns.turns["t-g"].state.traceparent is None

@@ -1,0 +1,48 @@
+"""``/metrics`` and ``/health`` for a process without a Faust app: the ledger sink run alone.
+
+The worker serves its pages from Faust's web server (``worker.stream.app``); ``grounding-worker
+ledger-sink`` has no Faust app, so it serves the same two pages with a small aiohttp server on
+``GW_WEB_HOST``:``GW_WEB_PORT``. Every other path is 404.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+from worker import __version__
+
+#: aiohttp refuses a charset inside content_type; the exposition format is UTF-8 by definition.
+METRICS_CONTENT_TYPE = "; ".join(
+    part for part in CONTENT_TYPE_LATEST.split("; ") if not part.startswith("charset=")
+)
+
+
+@asynccontextmanager
+async def serve_metrics(registry: CollectorRegistry, host: str, port: int) -> AsyncIterator[int]:
+    """Serve ``registry`` at ``/metrics`` (and a liveness ``/health``); yield the bound port."""
+
+    async def metrics(_: web.Request) -> web.Response:
+        return web.Response(
+            body=generate_latest(registry), content_type=METRICS_CONTENT_TYPE, charset="utf-8"
+        )
+
+    async def health(_: web.Request) -> web.Response:
+        return web.json_response({"status": "ok", "version": __version__})
+
+    app = web.Application()
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/health", health)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    try:
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        yield int(sockets[0].getsockname()[1]) if sockets else port
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,53 @@
+"""One evidence store as the worker watches it: latency by store, and whether it answers.
+
+Each adapter of the composite is wrapped on its own, so the metrics carry a ``store`` label
+(``postgres``, ``mongo``) and the readiness probe knows which store has been failing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Mapping
+
+from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
+from worker.core.ports import EvidenceStore
+from worker.faults import StoreUnavailable
+from worker.metrics import Metrics
+from worker.readiness import StoreHealth
+
+
+class ObservedStore:
+    """Implements ``EvidenceStore`` over ``inner``, recording latency and reachability."""
+
+    def __init__(
+        self,
+        name: str,
+        inner: EvidenceStore,
+        kinds: Collection[EvidenceKind],
+        *,
+        metrics: Metrics,
+        health: StoreHealth,
+    ) -> None:
+        self.name = name
+        self._inner = inner
+        self._kinds = frozenset(kinds)
+        self._latency = metrics.store_latency.labels(store=name)
+        self._health = health
+
+    async def fetch(
+        self, tenant_id: str, refs: Collection[CitationRef]
+    ) -> Mapping[CitationRef, EvidenceRecord]:
+        """The inner store's answer; a call with none of its kinds is not timed (no query)."""
+        if not any(ref.kind in self._kinds for ref in refs):
+            return await self._inner.fetch(tenant_id, refs)
+        started = time.perf_counter()
+        try:
+            found = await self._inner.fetch(tenant_id, refs)
+        except StoreUnavailable as fault:
+            self._health.failed(self.name)
+            fault.store = self.name
+            raise
+        finally:
+            self._latency.observe(time.perf_counter() - started)
+        self._health.succeeded(self.name)
+        return found
