@@ -305,6 +305,7 @@ async def saturation(
             "start_to_last_output_s": round(max(out_ms) / 1000 - t_start, 2) if out_ms else None,
             "first_output_after_s": round(min(out_ms) / 1000 - t_start, 2) if out_ms else None,
             "process_cpu_s": round(cpu_s, 2),
+            "process_cpu_ms_per_draft": round(1000 * cpu_s / n, 3),
             "peak_rss_mb": round(rss, 1) if rss else None,
             "machine_cpu_busy": round((busy1 - busy0) / max(1.0, total1 - total0), 3),
         }
@@ -462,5 +463,6 @@ async def scale_out(
             "complete": complete,
             "throughput_per_s": round(saturated_rate(out_ms), 1) if len(out_ms) > 20 else None,
             "process_cpu_s": cpu,
+            "process_cpu_ms_per_draft": round(1000 * sum(cpu) / n, 3),
             "process_cpu_share": [round(c / span, 3) for c in cpu] if span > 0 else None,
         }
