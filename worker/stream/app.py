@@ -3,9 +3,11 @@
 The agent is a thin loop (decode the batch, hand it to :class:`BatchProcessor`, let Faust ack).
 Faust specifics that shape it (see STYLE.md):
 
-- ``take_events(n, within=...)`` acks the whole batch even when the body raises, so the body never
-  raises: faults are retried inside, poison is dead-lettered inside, and a failure of the batch as
-  a whole dead-letters its records rather than acknowledging them silently.
+- Batches come from :class:`worker.stream.take.OverlappedTake` (issue 10): it keeps collecting
+  the next batch while this one is processed, closes a batch after a window that follows the load,
+  and acknowledges a batch's records only after the body returns. The body still never raises:
+  faults are retried inside, poison is dead-lettered inside, and a failure of the batch as a whole
+  dead-letters its records rather than acknowledging them silently.
 - One agent instance (``concurrency=1``): throughput comes from batching store queries, never from
   concurrent tasks that could commit past a draft still in flight (faust #606).
 - At-least-once processing; every output has a deterministic ``event_id`` and the ledger sink is
@@ -39,6 +41,7 @@ from worker.stream.publisher import ProducerPublisher
 from worker.stream.records import Incoming, normalize_headers
 from worker.stream.retry import backoff_delays, half_jitter
 from worker.stream.stall_watchdog import OffsetProbe, watch_partitions
+from worker.stream.take import OverlappedTake
 from worker.stream.topic_specs import FRAMING_BYTES
 from worker.stream.turn_table import FaustTurnStore
 
@@ -51,6 +54,10 @@ EvidenceFactory = Callable[[Settings], AbstractAsyncContextManager[EvidenceStore
 METRICS_CONTENT_TYPE = "; ".join(
     part for part in CONTENT_TYPE_LATEST.split("; ") if not part.startswith("charset=")
 )
+
+#: Per-partition producer batch (aiokafka's default is 16 KiB, six typical outputs): a batch of
+#: drafts hands over hundreds of records at once, which then share a few compressed requests.
+PRODUCER_BATCH_BYTES = 512 * 1024
 
 #: How often the deadline scanner also looks for finished turns past their retention.
 EXPIRY_CHECK_EVERY_S = 30.0
@@ -93,6 +100,11 @@ def build_app(
         consumer_max_fetch_size=inbound_max,
         producer_max_request_size=4 * settings.max_draft_bytes + FRAMING_BYTES,
         producer_acks=-1,
+        producer_compression_type=(
+            None if settings.producer_compression == "none" else settings.producer_compression
+        ),
+        producer_linger=settings.producer_linger_s,
+        producer_max_batch_size=PRODUCER_BATCH_BYTES,
         broker_commit_interval=1.0,
         broker_session_timeout=settings.broker_session_timeout_s,
         web_enabled=True,
@@ -135,9 +147,13 @@ def build_app(
         async with AsyncExitStack() as resources:
             processor: BatchProcessor | None = None
             probe: OffsetProbe | None = None
-            async for events in stream.take_events(
-                settings.batch_size, within=settings.batch_wait_s
-            ):
+            take = OverlappedTake(
+                stream,
+                settings.batch_size,
+                min_wait=settings.batch_wait_min_s,
+                max_wait=settings.batch_wait_s,
+            )
+            async for events in take.batches():
                 state["busy"] = True
                 if processor is None:
                     evidence = await _open_evidence(resources, settings, evidence_factory)
@@ -154,7 +170,13 @@ def build_app(
                     )
                 try:
                     batch = await _in_order(
-                        app, settings, guard=guard, probe=probe, state=state, events=events
+                        app,
+                        settings,
+                        guard=guard,
+                        probe=probe,
+                        state=state,
+                        events=events,
+                        take=take,
                     )
                 except Exception as exc:  # noqa: BLE001 - never lose the batch in hand over it
                     log.warning("offsets.guard_failed", error=type(exc).__name__)
@@ -273,14 +295,22 @@ async def _in_order(
     probe: OffsetProbe | None,
     state: dict[str, Any],
     events: Any,
+    take: OverlappedTake,
 ) -> list[Incoming]:
     """The records of a batch that may be decided now, in partition order (see ``offsets``)."""
     batch = [to_incoming(e) for e in events]
     generation = app.consumer_generation_id
     if state.get("generation") != generation:
-        # A rebalance: Faust resumed every partition from its committed offset.
+        # A rebalance: Faust resumed every partition from its committed offset. Records buffered
+        # before it, of partitions this process no longer owns, are left to their new owner.
         guard.reset()
         state["generation"] = generation
+        drafts = settings.topics.drafts
+        owned = {tp.partition for tp in app.consumer.assignment() if tp.topic == drafts}
+        kept = [rec for rec in batch if rec.partition in owned]
+        if len(kept) < len(batch):
+            log.info("batch.revoked_records_left", records=len(batch) - len(kept))
+            batch = kept
     unknown = guard.unknown(batch)
     if unknown and probe is not None:
         try:
@@ -291,6 +321,8 @@ async def _in_order(
     for partition, offset in seeks.items():
         log.warning("partition.gap", partition=partition, expected=offset)
         await app.consumer.seek(faust.types.TP(settings.topics.drafts, partition), offset)
+        # Records of it already buffered were fetched before the seek: they come again, in order.
+        take.discard(partition)
     return admitted
 
 
