@@ -36,7 +36,7 @@ from worker.settings import Settings
 from worker.stream.deadlines import DeadlineScanner
 from worker.stream.dlq import ErrorClass, dead_letter
 from worker.stream.offsets import OffsetGuard
-from worker.stream.pipeline import BatchProcessor
+from worker.stream.pipeline import BatchProcessor, Outgoing
 from worker.stream.publisher import ProducerPublisher
 from worker.stream.records import Incoming, normalize_headers
 from worker.stream.retry import backoff_delays, half_jitter
@@ -133,7 +133,15 @@ def build_app(
         ),
         partitions=settings.topic_partitions,
     )
-    turns = FaustTurnStore(table)
+    turns = FaustTurnStore(table, defer_changelog=True)
+    changelog_topic = table.changelog_topic.get_topic_name()
+
+    def changelog_records() -> list[Outgoing]:
+        return [
+            Outgoing(changelog_topic, key, value, (), partition)
+            for partition, key, value in turns.take_unsent()
+        ]
+
     scanner = DeadlineScanner(turns, retention_s=settings.turn_retention_s)
     state: dict[str, Any] = {"started": time.monotonic(), "batches": 0}
 
@@ -167,6 +175,7 @@ def build_app(
                         metrics=metrics,
                         worker_version=__version__,
                         clock=clock,
+                        also_publish=changelog_records,
                     )
                 try:
                     batch = await _in_order(

@@ -106,8 +106,11 @@ class BatchProcessor:
         metrics: Metrics,
         worker_version: str,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        also_publish: Callable[[], Sequence[Outgoing]] | None = None,
     ) -> None:
         self._settings = settings
+        #: Records the turn store deferred (its changelog): sent and acknowledged with the outputs.
+        self._also_publish = also_publish
         self._evidence = evidence
         self._turns = turns
         self._publisher = publisher
@@ -156,6 +159,8 @@ class BatchProcessor:
                         report,
                     )
                 )
+        if self._also_publish is not None:
+            out.extend(self._also_publish())
         await self._publish(out)
         report.published = len(out)
         return report
