@@ -67,11 +67,11 @@ class Settings(BaseSettings):
     #: before the group hands them to another member (or to itself, restarted).
     broker_session_timeout_s: float = Field(default=60.0, ge=6.0)
     batch_size: int = Field(default=200, ge=1)
-    #: The batch window adapts to load (``worker.stream.take``): a batch closes when full, or this
-    #: long after its first draft when the previous batch was full (saturated) ...
+    #: The batch window adapts to load (``worker.stream.take``): a batch closes when full, at the
+    #: latest this long after its first draft (a saturated stream) ...
     batch_wait_s: float = Field(default=0.05, gt=0)
-    #: ... down to this long when the previous batch held a single draft (a thin stream).
-    batch_wait_min_s: float = Field(default=0.005, gt=0)
+    #: ... or as soon as no draft arrived for this long (a thin stream).
+    batch_quiet_s: float = Field(default=0.005, gt=0)
     #: Compression of every record the worker produces (outputs, ledger, DLQ, changelog):
     #: ``zstd`` (cramjam, via aiokafka) costs ~4.5 us per record and shrinks outputs ~10x.
     producer_compression: Literal["none", "gzip", "snappy", "lz4", "zstd"] = "zstd"

@@ -4,7 +4,7 @@ The agent is a thin loop (decode the batch, hand it to :class:`BatchProcessor`, 
 Faust specifics that shape it (see STYLE.md):
 
 - Batches come from :class:`worker.stream.take.OverlappedTake` (issue 10): it keeps collecting
-  the next batch while this one is processed, closes a batch after a window that follows the load,
+  the next batch while this one is processed, closes a batch when full or when the intake pauses,
   and acknowledges a batch's records only after the body returns. The body still never raises:
   faults are retried inside, poison is dead-lettered inside, and a failure of the batch as a whole
   dead-letters its records rather than acknowledging them silently.
@@ -158,7 +158,7 @@ def build_app(
             take = OverlappedTake(
                 stream,
                 settings.batch_size,
-                min_wait=settings.batch_wait_min_s,
+                quiet=settings.batch_quiet_s,
                 max_wait=settings.batch_wait_s,
             )
             async for events in take.batches():
@@ -270,9 +270,9 @@ async def _open_evidence(
 ) -> EvidenceStore:
     """Open the evidence adapters, waiting for as long as it takes.
 
-    A batch is in hand (the adapters open on the first one): an exception here would leave
-    ``take_events``, which acknowledges the batch, so the drafts would be lost. Waiting instead
-    keeps them, and the error is logged at every attempt.
+    A batch is in hand (the adapters open on the first one): an exception here would crash the
+    agent (Faust acknowledges what its agent was given when it raises, #189), so the drafts
+    would be lost. Waiting instead keeps them, and the error is logged at every attempt.
     """
     delay = backoff_delays(
         settings.retry_initial_backoff_s, settings.retry_max_backoff_s, jitter=half_jitter

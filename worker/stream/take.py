@@ -6,11 +6,11 @@ and on a thin stream every draft waits the whole window. This take (issue 10) di
 
 - **Overlap.** The buffer keeps filling (up to ``max_size``: a bounded hand-off, so at most one
   batch in hand and one in the buffer) while the body processes the batch it was given.
-- **Adaptive window.** A batch closes when it is full, or ``window`` seconds after its *first*
-  record arrived, where the window follows the load: ``min_wait + (max_wait - min_wait) * f``,
-  ``f`` the fill of the previous batch (0 for one record, 1 for a full batch). A thin stream waits
-  about ``min_wait``; a saturated one gathers full batches. Records that arrived while the body ran
-  have already waited, so their batch usually closes at once.
+- **Adaptive window.** A batch closes when it is full, when no record arrived for ``quiet``
+  seconds (the stream is thin or drained: nobody waits for company that is not coming), or
+  ``max_wait`` seconds after its *first* record arrived. A saturated stream keeps records coming
+  without pause, so its batches fill up; a thin one closes a batch ``quiet`` after its last
+  record. Records that arrived while the body ran are handed out as soon as the intake pauses.
 
 The offset guarantee is Faust's own: acknowledgements are off for the stream and each record is
 acknowledged only after the body returns from the batch that holds it, so the committed offset
@@ -29,28 +29,29 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 
-def adaptive_window(min_wait: float, max_wait: float, last_size: int, max_size: int) -> float:
-    """How long a batch may wait for records after its first one, given the last batch's size."""
-    fill = min(1.0, max(0.0, (last_size - 1) / max(1, max_size - 1)))
-    return min_wait + (max_wait - min_wait) * fill
+def close_at(first_at: float, last_at: float, quiet: float, max_wait: float) -> float:
+    """When a batch whose first and last records arrived at these times closes, if not full."""
+    return min(first_at + max_wait, last_at + quiet)
 
 
 class OverlappedTake:
     """Batches of events from a Faust stream; see the module docstring."""
 
-    def __init__(self, stream: Any, max_size: int, min_wait: float, max_wait: float) -> None:
+    def __init__(self, stream: Any, max_size: int, quiet: float, max_wait: float) -> None:
         self._stream = stream
         self._max = max_size
-        self._min_wait = min(min_wait, max_wait)
+        self._quiet = min(quiet, max_wait)
         self._max_wait = max_wait
         self._events: list[Any] = []
         self._first_at = 0.0
+        self._last_at = 0.0
         self._arrived = asyncio.Event()
         self._full = asyncio.Event()
         self._room = asyncio.Event()
         self._room.set()
         self.last_size = 0
-        self.last_window = self._min_wait
+        #: How long the last batch waited after its first record (seconds).
+        self.last_wait = 0.0
 
     def discard(self, partition: int) -> int:
         """Drop the buffered (not yet handed out, never acknowledged) records of ``partition``."""
@@ -73,8 +74,10 @@ class OverlappedTake:
         event = stream.current_event
         if event is None:
             raise RuntimeError("take buffer found current_event is None")
+        now = asyncio.get_running_loop().time()
         if not self._events:
-            self._first_at = asyncio.get_running_loop().time()
+            self._first_at = now
+        self._last_at = now
         self._events.append(event)
         self._arrived.set()
         if len(self._events) >= self._max:
@@ -93,20 +96,21 @@ class OverlappedTake:
                 self._arrived.clear()
                 await stream.wait_for_stopped(self._arrived, timeout=1.0)
                 continue
-            window = adaptive_window(self._min_wait, self._max_wait, self.last_size, self._max)
-            remaining = self._first_at + window - loop.time()
-            if remaining > 0 and len(self._events) < self._max:
-                await stream.wait_for_stopped(self._full, timeout=remaining)
+            while self._events and len(self._events) < self._max and not stream.should_stop:
+                deadline = close_at(self._first_at, self._last_at, self._quiet, self._max_wait)
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                self._arrived.clear()
+                await stream.wait_for_stopped(self._arrived, timeout=remaining)
             if not self._events:  # discarded meanwhile
                 continue
             batch = self._events[: self._max]
             del self._events[: len(batch)]
-            if self._events:
-                self._first_at = loop.time()
             self._full.clear()
             self._room.set()
             self.last_size = len(batch)
-            self.last_window = window
+            self.last_wait = loop.time() - self._first_at
             yield batch
             # Only after the body returned: a batch abandoned by an exception or a shutdown is
             # never acknowledged, so it is read again (take_events acknowledges it regardless).

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from worker.stream.take import OverlappedTake, adaptive_window
+from worker.stream.take import OverlappedTake, close_at
 
 
 class Channel:
@@ -73,15 +73,22 @@ def offsets(batch: list[Any]) -> list[int]:
 
 
 @pytest.mark.parametrize(
-    ("last", "expected"), [(0, 0.005), (1, 0.005), (200, 0.05), (500, 0.05), (100, 0.0273)]
+    ("first", "last", "expected"),
+    [
+        (10.0, 10.0, 10.005),  # one record, then silence: the quiet gap
+        (10.0, 10.03, 10.035),  # records keep coming: the window moves with them ...
+        (10.0, 10.048, 10.05),  # ... up to the longest wait after the first one
+    ],
 )
-def test_the_window_follows_the_fill_of_the_last_batch(last: int, expected: float) -> None:
-    assert adaptive_window(0.005, 0.05, last, 200) == pytest.approx(expected, abs=1e-4)
+def test_a_batch_closes_after_a_quiet_gap_or_the_longest_wait(
+    first: float, last: float, expected: float
+) -> None:
+    assert close_at(first, last, quiet=0.005, max_wait=0.05) == pytest.approx(expected)
 
 
 async def test_records_arriving_during_the_body_form_the_next_batch_acked_only_after_it() -> None:
     stream = FakeStream()
-    take = OverlappedTake(stream, max_size=3, min_wait=0.001, max_wait=0.002)
+    take = OverlappedTake(stream, max_size=3, quiet=0.001, max_wait=0.002)
     batches = take.batches()
     first = asyncio.ensure_future(batches.__anext__())
     await asyncio.sleep(0)
@@ -105,7 +112,7 @@ async def test_records_arriving_during_the_body_form_the_next_batch_acked_only_a
 
 async def test_the_buffer_holds_at_most_one_batch_while_the_body_runs() -> None:
     stream = FakeStream()
-    take = OverlappedTake(stream, max_size=2, min_wait=0.001, max_wait=0.001)
+    take = OverlappedTake(stream, max_size=2, quiet=0.001, max_wait=0.001)
     batches = take.batches()
     pending = asyncio.ensure_future(batches.__anext__())
     await asyncio.sleep(0)
@@ -126,7 +133,7 @@ async def test_the_buffer_holds_at_most_one_batch_while_the_body_runs() -> None:
 
 async def test_discarded_records_are_never_handed_out_or_acknowledged() -> None:
     stream = FakeStream()
-    take = OverlappedTake(stream, max_size=10, min_wait=0.001, max_wait=0.001)
+    take = OverlappedTake(stream, max_size=10, quiet=0.001, max_wait=0.001)
     batches = take.batches()
     pending = asyncio.ensure_future(batches.__anext__())
     await asyncio.sleep(0)
@@ -143,16 +150,26 @@ async def test_discarded_records_are_never_handed_out_or_acknowledged() -> None:
     assert 8 not in stream.acked
 
 
-async def test_a_thin_stream_closes_a_batch_after_the_short_window() -> None:
+async def test_a_thin_stream_closes_a_batch_after_the_quiet_gap() -> None:
     stream = FakeStream()
-    take = OverlappedTake(stream, max_size=200, min_wait=0.01, max_wait=5.0)
+    take = OverlappedTake(stream, max_size=200, quiet=0.01, max_wait=5.0)
     batches = take.batches()
     pending = asyncio.ensure_future(batches.__anext__())
     await asyncio.sleep(0)
-    loop = asyncio.get_running_loop()
-    started = loop.time()
     await stream.deliver(0)
     assert offsets(await asyncio.wait_for(pending, 2)) == [0]
-    assert loop.time() - started < 1.0  # the previous "batch" was empty: the minimum window
-    assert take.last_window == pytest.approx(0.01)
+    assert take.last_wait < 1.0  # not the 5 s longest wait
+    await batches.aclose()
+
+
+async def test_records_that_keep_coming_are_gathered_into_one_batch() -> None:
+    stream = FakeStream()
+    take = OverlappedTake(stream, max_size=200, quiet=0.05, max_wait=5.0)
+    batches = take.batches()
+    pending = asyncio.ensure_future(batches.__anext__())
+    await asyncio.sleep(0)
+    for offset in range(5):
+        await stream.deliver(offset)
+        await asyncio.sleep(0.01)  # well inside the quiet gap
+    assert offsets(await asyncio.wait_for(pending, 2)) == [0, 1, 2, 3, 4]
     await batches.aclose()
