@@ -327,12 +327,14 @@ async def test_an_id_of_tenant_b_cited_by_tenant_a_in_a_shared_batch_is_absent_f
     doc_id = globex.documents[0].id
     assert command_log.filters == [
         {
+            # Only narrows: a document must still match its own tenant's clause below.
+            "_id": {"$in": [doc_id]},
             "$or": sorted(
                 [
                     {"tenant_id": acme.tenant_id, "_id": {"$in": [doc_id]}},
                     {"tenant_id": globex.tenant_id, "_id": {"$in": [doc_id]}},
                 ],
                 key=lambda c: c["tenant_id"],
-            )
+            ),
         }
     ]
