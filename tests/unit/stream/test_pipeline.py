@@ -22,7 +22,7 @@ from worker.core.turns import TurnState
 from worker.faults import MalformedEvidence, StoreUnavailable
 from worker.metrics import Metrics
 from worker.settings import Settings
-from worker.stream.pipeline import BatchProcessor
+from worker.stream.pipeline import BatchProcessor, Outgoing
 from worker.stream.ports import StoredTurn
 from worker.stream.records import Headers, Incoming
 
@@ -450,3 +450,22 @@ async def test_a_poison_batch_answer_is_retried_per_tenant_and_spares_the_others
     assert [m["turn_id"] for m in sent.on("validated")] == ["t-1"]
     assert [m["turn_id"] for m in sent.on("regenerate")] == ["i-1"]
     assert report.store_fetches == 4  # the batch call, then one call per tenant
+
+
+async def test_deferred_records_are_published_after_the_outputs_of_their_batch() -> None:
+    """The worker's changelog records go out with the batch and are acknowledged with it."""
+    proc, _, sent = processor(InMemoryEvidenceStore(RECORDS))
+    asked: list[int] = []
+
+    def changelog() -> list[Outgoing]:
+        asked.append(len(sent.records))  # called once, before anything is sent
+        return [Outgoing("turns-changelog", b"t-1", b"state", (), 3)]
+
+    proc._also_publish = changelog
+    await proc.process([rec("t-1", GOOD)])
+    assert asked == [0]
+    assert [t for t, _, _, _ in sent.records] == [
+        TOPICS["validated"],
+        TOPICS["ledger"],
+        "turns-changelog",
+    ]
