@@ -311,15 +311,20 @@ async def _in_order(
     generation = app.consumer_generation_id
     if state.get("generation") != generation:
         # A rebalance: Faust resumed every partition from its committed offset. Records buffered
-        # before it, of partitions this process no longer owns, are left to their new owner.
+        # before it, of partitions this process no longer owns, are left to their new owner:
+        # neither decided nor acknowledged here. (Not on the first batch: nothing was buffered
+        # under an earlier assignment.)
         guard.reset()
+        rebalanced = "generation" in state
         state["generation"] = generation
-        drafts = settings.topics.drafts
-        owned = {tp.partition for tp in app.consumer.assignment() if tp.topic == drafts}
-        kept = [rec for rec in batch if rec.partition in owned]
-        if len(kept) < len(batch):
-            log.info("batch.revoked_records_left", records=len(batch) - len(kept))
-            batch = kept
+        if rebalanced:
+            drafts = settings.topics.drafts
+            owned = {tp.partition for tp in app.consumer.assignment() if tp.topic == drafts}
+            lost = {rec.partition for rec in batch} - owned
+            if lost:
+                log.info("batch.revoked_records_left", partitions=sorted(lost))
+                take.leave(lost)
+                batch = [rec for rec in batch if rec.partition not in lost]
     unknown = guard.unknown(batch)
     if unknown and probe is not None:
         try:

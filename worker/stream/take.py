@@ -16,7 +16,9 @@ The offset guarantee is Faust's own: acknowledgements are off for the stream and
 acknowledged only after the body returns from the batch that holds it, so the committed offset
 (Faust commits the highest *contiguous* acknowledged offset) never passes an undecided draft. A
 record the body did not get to see is never acknowledged; :meth:`OverlappedTake.discard` drops
-buffered records of a partition that is being read again (see ``worker.stream.offsets``).
+buffered records of a partition that is being read again (see ``worker.stream.offsets``), and
+:meth:`OverlappedTake.leave` keeps the batch in hand's records of partitions lost in a rebalance
+from being acknowledged (their new owner decides them).
 
 Uses Faust's stream internals (``add_processor``, ``_enable_passive``, ``current_event``) exactly
 as ``take_events`` does in faust-streaming 0.15; the pin (<0.16) keeps them stable.
@@ -49,6 +51,8 @@ class OverlappedTake:
         self._full = asyncio.Event()
         self._room = asyncio.Event()
         self._room.set()
+        #: Partitions whose records of the batch in hand must not be acknowledged (see ``leave``).
+        self._left: set[int] = set()
         self.last_size = 0
         #: How long the last batch waited after its first record (seconds).
         self.last_wait = 0.0
@@ -62,6 +66,10 @@ class OverlappedTake:
             self._full.clear()
             self._room.set()
         return dropped
+
+    def leave(self, partitions: set[int]) -> None:
+        """Do not acknowledge the batch in hand's records of ``partitions`` (no longer ours)."""
+        self._left |= partitions
 
     async def _add(self, value: Any) -> Any:
         """Stream processor: buffer the current event; wait for room when the buffer is full."""
@@ -114,5 +122,7 @@ class OverlappedTake:
             yield batch
             # Only after the body returned: a batch abandoned by an exception or a shutdown is
             # never acknowledged, so it is read again (take_events acknowledges it regardless).
+            left, self._left = self._left, set()
             for event in batch:
-                await stream.ack(event)
+                if event.message.partition not in left:
+                    await stream.ack(event)

@@ -173,3 +173,22 @@ async def test_records_that_keep_coming_are_gathered_into_one_batch() -> None:
         await asyncio.sleep(0.01)  # well inside the quiet gap
     assert offsets(await asyncio.wait_for(pending, 2)) == [0, 1, 2, 3, 4]
     await batches.aclose()
+
+
+async def test_records_of_a_partition_left_after_a_rebalance_are_not_acknowledged() -> None:
+    stream = FakeStream()
+    take = OverlappedTake(stream, max_size=10, quiet=0.001, max_wait=0.001)
+    batches = take.batches()
+    pending = asyncio.ensure_future(batches.__anext__())
+    await asyncio.sleep(0)
+    await stream.deliver(0, partition=0)
+    await stream.deliver(5, partition=1)
+    await stream.deliver(1, partition=0)
+    assert offsets(await pending) == [0, 5, 1]
+    take.leave({1})  # partition 1 went to another member while the batch was buffered
+    nxt = asyncio.ensure_future(batches.__anext__())
+    await asyncio.sleep(0)
+    await stream.deliver(2, partition=0)
+    assert offsets(await nxt) == [2]
+    assert stream.acked == [0, 1]
+    await batches.aclose()
