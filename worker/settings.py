@@ -142,7 +142,29 @@ class Settings(BaseSettings):
         description="how long a crashed worker keeps its partitions before the group moves them",
     )
     batch_size: int = Field(default=200, ge=1, description="drafts per batch")
-    batch_wait_s: float = Field(default=0.05, gt=0, description="how long to wait to fill a batch")
+    batch_wait_s: float = Field(
+        default=0.05,
+        gt=0,
+        description="the longest a batch waits for more drafts after its first one "
+        "(a saturated stream)",
+    )
+    batch_quiet_s: float = Field(
+        default=0.005,
+        gt=0,
+        description="a batch also closes once no draft arrived for this long (a thin stream); "
+        "the next batch is collected while the current one is processed",
+    )
+    producer_compression: Literal["none", "gzip", "snappy", "lz4", "zstd"] = Field(
+        default="zstd",
+        description="compression of every record the worker produces (zstd: ~4.5 us a record, "
+        "outputs ~10x smaller)",
+    )
+    producer_linger_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="how long the producer may hold a record to fill a request (a batch's "
+        "records are handed over together already)",
+    )
     max_draft_bytes: int = Field(
         default=1024 * 1024,
         ge=1024,

@@ -75,8 +75,22 @@ def targets(doc: dict[str, Any]) -> dict[str, Any]:
             "value": w1["saturation"].get("store_queries_per_draft"),
         },
     }
+    many = [k for k in doc["worker"] if k != "tenants_1"]
+    if many:
+        out["many_tenants_vs_1"] = {
+            "target": ">= 0.8",
+            "value": doc.get("ratios", {}).get("many_tenants_vs_1"),
+        }
+        out["store_queries_per_draft_many_tenants"] = {
+            "target": "<= 0.05",
+            "value": doc["worker"][many[0]]["saturation"].get("store_queries_per_draft"),
+        }
     if "scale_out" in doc:
         out["two_processes_vs_one"] = {"target": ">= 1.7", "value": doc["scale_out"].get("ratio")}
+        out["cpu_per_draft_2_processes_vs_1"] = {
+            "target": "<= 1.15",
+            "value": doc["scale_out"].get("cpu_per_draft_2_vs_1"),
+        }
     for t in out.values():
         bound = float(t["target"].split()[1])
         v = t["value"]
@@ -97,6 +111,12 @@ def finish(doc: dict[str, Any]) -> None:
         ratios[f"worker_{key}_vs_faust_passthrough"] = _ratio(tp, faust)
         ratios[f"worker_{key}_vs_aiokafka_raw"] = _ratio(tp, raw)
     ratios["faust_passthrough_vs_aiokafka_raw"] = _ratio(faust, raw)
+    many = [k for k in doc["worker"] if k != "tenants_1"]
+    if many and "tenants_1" in doc["worker"]:
+        ratios["many_tenants_vs_1"] = _ratio(
+            doc["worker"][many[0]]["saturation"]["throughput_per_s"],
+            doc["worker"]["tenants_1"]["saturation"]["throughput_per_s"],
+        )
     doc["ratios"] = ratios
     doc["ratio_vs_faust_passthrough"] = ratios["worker_tenants_1_vs_faust_passthrough"]
     doc["targets"] = targets(doc)

@@ -48,8 +48,9 @@ def test_quick_bench_writes_figures_and_ratio_line(
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    last = done.stdout.strip().splitlines()[-1]
+    *_, before_last, last = done.stdout.strip().splitlines()
     assert re.fullmatch(r"ratio_vs_faust_passthrough=\d+\.\d\d", last), last
+    assert re.fullmatch(r"ratio_50_tenants_vs_1=\d+\.\d\d", before_last), before_last
 
     [result] = tmp_path.glob("bench-*.json")
     doc = json.loads(result.read_text())
@@ -63,4 +64,8 @@ def test_quick_bench_writes_figures_and_ratio_line(
     assert [p["fraction"] for p in worker["latency"]] == [0.25, 0.5, 0.8]
     assert {"p50_ms", "p95_ms", "p99_ms"} <= worker["latency"][0].keys()
     assert doc["ratio_vs_faust_passthrough"] is not None
+    many = doc["worker"]["tenants_50"]["saturation"]
+    assert many["outputs_seen"] == 200
+    assert "latency" not in doc["worker"]["tenants_50"]  # --quick: saturation only
+    assert doc["ratios"]["many_tenants_vs_1"] is not None
     assert list(tmp_path.glob("bench-*.png"))

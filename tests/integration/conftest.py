@@ -130,10 +130,14 @@ class CommandLog(CommandListener):
 
     def __init__(self) -> None:
         self.commands: list[tuple[str, Any]] = []
+        #: The ``filter`` of each ``find``, in order.
+        self.filters: list[Any] = []
 
     def started(self, event: CommandStartedEvent) -> None:
         if event.command_name not in self.IGNORED:
             self.commands.append((event.command_name, event.command.get(event.command_name)))
+            if event.command_name == "find":
+                self.filters.append(event.command.get("filter"))
 
     def succeeded(self, event: Any) -> None:
         pass

@@ -241,3 +241,100 @@ async def test_seeding_the_corpus_again_changes_nothing(
     assert len(before[0]) == 9
     assert len(before[1]) == 10
     assert sum("acl" not in d for d in before[1]) == 1  # the fail-closed document kept its shape
+
+
+async def test_one_batch_of_two_tenants_citing_each_others_ids_costs_one_query_per_table(
+    migrated: Settings, corpus: DemoCorpus, namespace: Any, query_log: Any, command_log: Any
+) -> None:
+    """Issue 10: both tenants cite the same ids (each other's included) in one batch.
+
+    One query per table and one ``find`` for the batch, counted at the drivers; each tenant gets
+    exactly its own records, never the other's, and the same records a fetch of its own returns.
+    """
+    acme, globex = (
+        corpus.tenant(namespace.tenant("acme")),
+        corpus.tenant(namespace.tenant("globex")),
+    )
+    ghost = namespace.tenant("nobody")  # a tenant with no evidence at all, citing both
+    everything = all_refs(acme) | all_refs(globex)
+    async with (
+        PostgresEvidence.connect(migrated, init=query_log.attach) as pg,
+        MongoEvidence.connect(migrated, event_listeners=[command_log]) as mongo,
+    ):
+        composite = CompositeEvidence(pg, mongo)
+        await composite.fetch(acme.tenant_id, {CitationRef(OBS, 1), CitationRef(EVT, 1)})
+        await asyncio.sleep(0)
+        query_log.queries.clear()
+        query_log.args.clear()
+        command_log.commands.clear()
+
+        found = await composite.fetch_batch(
+            {acme.tenant_id: everything, globex.tenant_id: everything, ghost: everything}
+        )
+        await asyncio.sleep(0)
+        obs_queries = query_log.on(migrated.observations_table)
+        evt_queries = query_log.on(migrated.events_table)
+        assert len(obs_queries) == 1
+        assert len(evt_queries) == 1
+        assert [name for name, _ in command_log.commands] == ["find"]
+        # Every id travels with its tenant: the pairs are (tenant, id) for each tenant asked.
+        tenants, ids = obs_queries[0]
+        obs_ids = sorted(r.id for r in everything if r.kind is OBS)
+        for tenant in (acme.tenant_id, globex.tenant_id, ghost):
+            assert sorted(i for t, i in zip(tenants, ids, strict=True) if t == tenant) == obs_ids
+        ((_, collection),) = [(name, cmd) for name, cmd in command_log.commands if name == "find"]
+        assert collection == migrated.documents_collection
+        (clauses,) = [f["$or"] for f in command_log.filters]
+        assert sorted(c["tenant_id"] for c in clauses) == sorted(
+            [acme.tenant_id, globex.tenant_id, ghost]
+        )
+        doc_ids = sorted(r.id for r in everything if r.kind is DOC)
+        assert all(sorted(c["_id"]["$in"]) == doc_ids for c in clauses)
+
+        assert set(found) == {acme.tenant_id, globex.tenant_id, ghost}
+        assert set(found[acme.tenant_id]) == all_refs(acme)
+        assert set(found[globex.tenant_id]) == all_refs(globex)
+        assert found[ghost] == {}
+        for tenant in (acme.tenant_id, globex.tenant_id):
+            assert found[tenant] == await composite.fetch(tenant, everything)
+
+
+async def test_an_id_of_tenant_b_cited_by_tenant_a_in_a_shared_batch_is_absent_for_a(
+    migrated: Settings, corpus: DemoCorpus, namespace: Any, command_log: Any
+) -> None:
+    """The same id in both tenants' lists: only its owner gets it, from Postgres and FerretDB."""
+    acme, globex = (
+        corpus.tenant(namespace.tenant("acme")),
+        corpus.tenant(namespace.tenant("globex")),
+    )
+    theirs = {
+        CitationRef(OBS, globex.observations[0].id),
+        CitationRef(EVT, globex.events[0].id),
+        CitationRef(DOC, globex.documents[0].id),
+    }
+    async with (
+        PostgresEvidence.connect(migrated) as pg,
+        MongoEvidence.connect(migrated, event_listeners=[command_log]) as mongo,
+    ):
+        found = await CompositeEvidence(pg, mongo).fetch_batch(
+            {acme.tenant_id: theirs, globex.tenant_id: theirs}
+        )
+    assert found[acme.tenant_id] == {}
+    assert set(found[globex.tenant_id]) == theirs
+    # The one find is an $or of per-tenant clauses, each binding its tenant to its ids.
+    (find,) = [c for c in command_log.commands if c[0] == "find"]
+    assert find[1] == migrated.documents_collection
+    doc_id = globex.documents[0].id
+    assert command_log.filters == [
+        {
+            # Only narrows: a document must still match its own tenant's clause below.
+            "_id": {"$in": [doc_id]},
+            "$or": sorted(
+                [
+                    {"tenant_id": acme.tenant_id, "_id": {"$in": [doc_id]}},
+                    {"tenant_id": globex.tenant_id, "_id": {"$in": [doc_id]}},
+                ],
+                key=lambda c: c["tenant_id"],
+            ),
+        }
+    ]

@@ -1,4 +1,4 @@
-"""The one IO seam of the core: which cited ids exist for a tenant, and what they say."""
+"""The one IO seam of the core: which cited ids exist for each tenant, and what they say."""
 
 from __future__ import annotations
 
@@ -7,14 +7,21 @@ from typing import Protocol
 
 from worker.core.evidence import CitationRef, EvidenceRecord
 
+#: What a batch asks: per tenant, the refs its drafts cite.
+Wanted = Mapping[str, Collection[CitationRef]]
+#: What a batch gets back: per tenant asked (always present, maybe empty), its records.
+Found = dict[str, Mapping[CitationRef, EvidenceRecord]]
+
 
 class EvidenceStore(Protocol):
-    """Batched, tenant-scoped evidence look-up.
+    """Batched, tenant-bound evidence look-up.
 
-    One call is one batch for one tenant: an adapter issues at most one query per table (Postgres)
-    or collection (MongoDB). Absent ids, ids of other tenants and ids above ``MAX_SOURCE_ID`` are
-    simply missing from the result. An unreachable store raises a retriable fault, never returns
-    an empty mapping.
+    ``fetch_batch`` is one batch of drafts across tenants: an adapter issues at most one query per
+    table (Postgres) or collection (MongoDB) for the whole batch, every id matched on the pair
+    (``tenant_id``, ``id``) (contract §8), so no row of one tenant can ever answer for another.
+    ``fetch`` is the same for one tenant. Absent ids, ids of other tenants and ids above
+    ``MAX_SOURCE_ID`` are simply missing from the result. An unreachable store raises a retriable
+    fault, never returns an empty mapping.
     """
 
     async def fetch(
@@ -23,8 +30,26 @@ class EvidenceStore(Protocol):
         """Return the records of ``tenant_id`` among ``refs``."""
         ...
 
+    async def fetch_batch(self, wanted: Wanted) -> Found:
+        """Return, for every tenant of ``wanted``, its records among its refs."""
+        ...
 
-class InMemoryEvidenceStore:
+
+class FetchEachTenant:
+    """``fetch_batch`` as one ``fetch`` per tenant: for fakes and stores with no batch query."""
+
+    async def fetch(
+        self, tenant_id: str, refs: Collection[CitationRef]
+    ) -> Mapping[CitationRef, EvidenceRecord]:
+        """Return the records of ``tenant_id`` among ``refs``."""
+        raise NotImplementedError
+
+    async def fetch_batch(self, wanted: Wanted) -> Found:
+        """One ``fetch`` per tenant, in order; the first fault fails the whole batch."""
+        return {tenant: await self.fetch(tenant, refs) for tenant, refs in wanted.items()}
+
+
+class InMemoryEvidenceStore(FetchEachTenant):
     """A dict-backed store for unit tests and the offline ``check`` command."""
 
     def __init__(
@@ -37,8 +62,10 @@ class InMemoryEvidenceStore:
             tenant: {r.ref: r for r in recs} for tenant, recs in (records or {}).items()
         }
         self._on_fetch = on_fetch
-        #: Every (tenant, refs) asked, in order: lets tests count queries.
+        #: Every (tenant, refs) asked, in order: lets tests count per-tenant look-ups.
         self.calls: list[tuple[str, frozenset[CitationRef]]] = []
+        #: Every batch asked (tenants in order): lets tests count store round trips.
+        self.batches: list[tuple[str, ...]] = []
 
     def add(self, tenant_id: str, record: EvidenceRecord) -> None:
         """Store ``record`` for ``tenant_id``."""
@@ -54,3 +81,8 @@ class InMemoryEvidenceStore:
             self._on_fetch(tenant_id, asked)
         tenant = self._by_tenant.get(tenant_id, {})
         return {ref: tenant[ref] for ref in asked if ref in tenant}
+
+    async def fetch_batch(self, wanted: Wanted) -> Found:
+        """Records per tenant; recorded as one batch (and one look-up per tenant)."""
+        self.batches.append(tuple(wanted))
+        return await super().fetch_batch(wanted)

@@ -1,7 +1,7 @@
 """The evidence port over both stores: OBS and EVT from Postgres, DOC from MongoDB, at once.
 
-A ``fetch`` is one batch for one tenant; Postgres' per-table queries and MongoDB's ``find`` run
-concurrently, so a batch costs the slowest single query, not their sum.
+A ``fetch_batch`` is one batch of drafts across tenants; Postgres' per-table queries and MongoDB's
+``find`` run concurrently, so a batch costs the slowest single query, not their sum.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Collection, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
-from worker.core.ports import EvidenceStore
+from worker.core.ports import EvidenceStore, Found, Wanted
 from worker.faults import StoreUnavailable
 from worker.metrics import Metrics
 from worker.readiness import StoreHealth
@@ -36,11 +36,18 @@ class CompositeEvidence:
         Either store failing fails the whole call (never a partial, "mostly absent" answer that
         would turn an outage into dangling verdicts).
         """
-        asked = frozenset(refs)
+        return (await self.fetch_batch({tenant_id: refs}))[tenant_id]
+
+    async def fetch_batch(self, wanted: Wanted) -> Found:
+        """Records of each tenant among its refs: one query per table and collection in all.
+
+        Either store failing fails the whole call, as for ``fetch``.
+        """
+        asked = {tenant: frozenset(refs) for tenant, refs in wanted.items()}
         from_postgres, from_mongo = await gather_all(
-            self._postgres.fetch(tenant_id, asked), self._mongo.fetch(tenant_id, asked)
+            self._postgres.fetch_batch(asked), self._mongo.fetch_batch(asked)
         )
-        return {**from_postgres, **from_mongo}
+        return {t: {**from_postgres.get(t, {}), **from_mongo.get(t, {})} for t in asked}
 
 
 @asynccontextmanager

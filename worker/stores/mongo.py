@@ -1,7 +1,9 @@
-"""MongoDB adapter: DOC look-ups with one ``find`` per (tenant, call), over ``AsyncMongoClient``.
+"""MongoDB adapter: DOC look-ups with one ``find`` per batch of drafts, over ``AsyncMongoClient``.
 
-Works against real MongoDB and FerretDB alike: the query is a plain equality on ``tenant_id``
-plus ``_id: {$in: [...]}`` with a projection, nothing a wire-compatible server could get wrong.
+One tenant is a plain equality on ``tenant_id`` plus ``_id: {$in: [...]}``; several are an ``$or``
+of exactly those clauses, one per tenant (contract §8), so every id is matched with its own tenant,
+under an ``_id: {$in: <all ids>}`` that only narrows it (FerretDB evaluates it first).
+Works against real MongoDB and FerretDB 1.24 alike (checked by the integration tests).
 Driver errors become ``worker.faults`` in ``_store_faults`` and nowhere else.
 """
 
@@ -19,12 +21,15 @@ from pymongo.errors import ConnectionFailure, ExecutionTimeout, OperationFailure
 from pymongo.monitoring import _EventListener
 
 from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
+from worker.core.ports import Found, Wanted
 from worker.faults import StoreUnavailable
 from worker.settings import Settings
 from worker.stores.rows import parse_document, queryable_ids
 
 #: Only what the core reads; ``tenant_id`` is already bound by the filter.
 PROJECTION = {"_id": 1, "acl": 1, "revoked_at": 1, "title": 1, "text": 1}
+#: Several tenants in one ``find``: each document also says whose it is.
+PROJECTION_WITH_TENANT = PROJECTION | {"tenant_id": 1}
 
 #: Server error codes that mean "shutting down / not serving": HostUnreachable, HostNotFound,
 #: ExceededTimeLimit, InterruptedAtShutdown, InterruptedDueToReplStateChange, ShutdownInProgress,
@@ -100,19 +105,45 @@ class MongoEvidence:
         self, tenant_id: str, refs: Collection[CitationRef]
     ) -> Mapping[CitationRef, EvidenceRecord]:
         """Records of ``tenant_id`` among the DOC ``refs``; other kinds are ignored."""
-        ids = queryable_ids(refs, EvidenceKind.DOC)
-        if not ids:
-            return {}
-        with _store_faults(f"find in {self._collection_name}"):
-            docs = await asyncio.wait_for(self._find(tenant_id, ids), self._timeout)
-        records = [parse_document(self._collection_name, doc) for doc in docs]
-        return {record.ref: record for record in records}
+        return (await self.fetch_batch({tenant_id: refs}))[tenant_id]
 
-    async def _find(self, tenant_id: str, ids: list[int]) -> list[dict[str, Any]]:
+    async def fetch_batch(self, wanted: Wanted) -> Found:
+        """Records of each tenant among its DOC refs: one ``find`` in all."""
+        found: dict[str, dict[CitationRef, EvidenceRecord]] = {t: {} for t in wanted}
+        asked = {
+            t: ids for t, refs in wanted.items() if (ids := queryable_ids(refs, EvidenceKind.DOC))
+        }
+        if not asked:
+            return dict(found)
+        if len(asked) == 1:
+            ((tenant, ids),) = asked.items()
+            query: dict[str, Any] = {"tenant_id": tenant, "_id": {"$in": ids}}
+            projection = PROJECTION
+        else:
+            clauses = [{"tenant_id": t, "_id": {"$in": ids}} for t, ids in sorted(asked.items())]
+            # The outer ``_id`` conjunct only narrows (every document must still match its
+            # tenant's clause); FerretDB 1.24 checks it first, 7x faster than the bare $or.
+            union = sorted({i for ids in asked.values() for i in ids})
+            query = {"_id": {"$in": union}, "$or": clauses}
+            projection = PROJECTION_WITH_TENANT
+        size = sum(map(len, asked.values()))
+        allowed = {t: set(ids) for t, ids in asked.items()}
+        with _store_faults(f"find in {self._collection_name}"):
+            docs = await asyncio.wait_for(self._find(query, projection, size), self._timeout)
+        for doc in docs:
+            owner = doc.pop("tenant_id") if len(asked) > 1 else next(iter(asked))
+            record = parse_document(self._collection_name, doc)
+            if record.ref.id not in allowed.get(owner, ()):
+                # Impossible with a server that honours the filter; never let it answer for another.
+                continue
+            found[owner][record.ref] = record
+        return dict(found)
+
+    async def _find(
+        self, query: dict[str, Any], projection: dict[str, int], size: int
+    ) -> list[dict[str, Any]]:
         # batch_size: the whole answer in the first reply, so one batch is one round trip.
-        cursor = self._documents.find(
-            {"tenant_id": tenant_id, "_id": {"$in": ids}}, PROJECTION, batch_size=len(ids)
-        )
+        cursor = self._documents.find(query, projection, batch_size=size)
         try:
             return await cursor.to_list(None)
         finally:

@@ -7,13 +7,16 @@ Each adapter of the composite is wrapped on its own, so the metrics carry a ``st
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Awaitable, Collection, Mapping
+from typing import TypeVar
 
 from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
-from worker.core.ports import EvidenceStore
+from worker.core.ports import EvidenceStore, Found, Wanted
 from worker.faults import StoreUnavailable
 from worker.metrics import Metrics
 from worker.readiness import StoreHealth
+
+_T = TypeVar("_T")
 
 
 class ObservedStore:
@@ -38,11 +41,23 @@ class ObservedStore:
         self, tenant_id: str, refs: Collection[CitationRef]
     ) -> Mapping[CitationRef, EvidenceRecord]:
         """The inner store's answer; a call with none of its kinds is not timed (no query)."""
-        if not any(ref.kind in self._kinds for ref in refs):
+        if not self._queries(refs):
             return await self._inner.fetch(tenant_id, refs)
+        return await self._observe(self._inner.fetch(tenant_id, refs))
+
+    async def fetch_batch(self, wanted: Wanted) -> Found:
+        """The inner store's answer for a batch across tenants, observed as one call."""
+        if not any(self._queries(refs) for refs in wanted.values()):
+            return await self._inner.fetch_batch(wanted)
+        return await self._observe(self._inner.fetch_batch(wanted))
+
+    def _queries(self, refs: Collection[CitationRef]) -> bool:
+        return any(ref.kind in self._kinds for ref in refs)
+
+    async def _observe(self, call: Awaitable[_T]) -> _T:
         started = time.perf_counter()
         try:
-            found = await self._inner.fetch(tenant_id, refs)
+            found = await call
         except StoreUnavailable as fault:
             self._health.failed(self.name)
             fault.store = self.name

@@ -1,7 +1,9 @@
 """Postgres adapter: OBS and EVT look-ups and the citation ledger, over one asyncpg pool.
 
-One ``SELECT`` per (tenant, table) per ``fetch`` call, tenant-bound in its ``WHERE`` clause, so a
-batch of drafts costs one round trip per table and an id of another tenant is simply absent.
+One ``SELECT`` per table per batch of drafts, whatever the number of tenants in it: one tenant is
+``tenant_id = $1 AND id = ANY($2)``; several are a join on the pairs (``tenant_id``, ``id``) of
+``unnest($1::text[], $2::bigint[])`` (contract §8), so every id is matched with its own tenant and
+an id of another tenant is simply absent. No query ever matches ids without their tenant.
 Driver errors become ``worker.faults`` in ``_store_faults`` and nowhere else.
 """
 
@@ -24,6 +26,7 @@ from typing import Any, TypeVar
 import asyncpg
 
 from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
+from worker.core.ports import Found, Wanted
 from worker.faults import StoreUnavailable
 from worker.settings import Settings
 from worker.stores.concurrency import gather_all
@@ -92,6 +95,16 @@ class PostgresEvidence:
             )
             for kind, table in self._tables.items()
         }
+        # Several tenants: the pairs join the table on both columns of its (tenant_id, id) match.
+        self._select_pairs = {
+            kind: (
+                f"SELECT e.tenant_id, e.id, e.acl, e.revoked_at, e.summary"  # noqa: S608 - validated, quoted identifier
+                f" FROM {quote_identifier(table)} AS e"
+                " JOIN unnest($1::text[], $2::bigint[]) AS w(tenant_id, id)"
+                " ON e.tenant_id = w.tenant_id AND e.id = w.id"
+            )
+            for kind, table in self._tables.items()
+        }
         self._ledger_table = settings.ledger_table
         self._insert_ledger = (
             f"INSERT INTO {quote_identifier(settings.ledger_table)}"  # noqa: S608 - validated, quoted identifier
@@ -134,22 +147,39 @@ class PostgresEvidence:
         self, tenant_id: str, refs: Collection[CitationRef]
     ) -> Mapping[CitationRef, EvidenceRecord]:
         """Records of ``tenant_id`` among the OBS and EVT ``refs``; other kinds are ignored."""
-        queries = [
-            self._fetch_table(tenant_id, kind, ids)
-            for kind in self._tables
-            if (ids := queryable_ids(refs, kind))
-        ]
-        parts = await gather_all(*queries)
-        return {record.ref: record for part in parts for record in part}
+        return (await self.fetch_batch({tenant_id: refs}))[tenant_id]
+
+    async def fetch_batch(self, wanted: Wanted) -> Found:
+        """Records of each tenant among its OBS and EVT refs: one query per table in all."""
+        found: dict[str, dict[CitationRef, EvidenceRecord]] = {t: {} for t in wanted}
+        queries = []
+        for kind in self._tables:
+            pairs = [(t, i) for t, refs in wanted.items() for i in queryable_ids(refs, kind)]
+            if pairs:
+                queries.append(self._fetch_table(kind, pairs))
+        for part in await gather_all(*queries):
+            for tenant, record in part:
+                found[tenant][record.ref] = record
+        return dict(found)
 
     async def _fetch_table(
-        self, tenant_id: str, kind: EvidenceKind, ids: list[int]
-    ) -> list[EvidenceRecord]:
+        self, kind: EvidenceKind, pairs: list[tuple[str, int]]
+    ) -> list[tuple[str, EvidenceRecord]]:
         table = self._tables[kind]
+        tenants = sorted({t for t, _ in pairs})
+        if len(tenants) == 1:
+            tenant, ids = tenants[0], [i for _, i in pairs]
+            rows = await self._run(
+                f"select from {table}", lambda conn: conn.fetch(self._select[kind], tenant, ids)
+            )
+            return [(tenant, parse_sql_row(table, kind, row)) for row in rows]
         rows = await self._run(
-            f"select from {table}", lambda conn: conn.fetch(self._select[kind], tenant_id, ids)
+            f"select from {table}",
+            lambda conn: conn.fetch(
+                self._select_pairs[kind], [t for t, _ in pairs], [i for _, i in pairs]
+            ),
         )
-        return [parse_sql_row(table, kind, row) for row in rows]
+        return [(row["tenant_id"], parse_sql_row(table, kind, row)) for row in rows]
 
     async def write_ledger(self, rows: Sequence[LedgerRecord]) -> None:
         """Insert ledger rows; rows already present (a replayed batch) are left alone.

@@ -3,9 +3,11 @@
 The agent is a thin loop (decode the batch, hand it to :class:`BatchProcessor`, let Faust ack).
 Faust specifics that shape it (see STYLE.md):
 
-- ``take_events(n, within=...)`` acks the whole batch even when the body raises, so the body never
-  raises: faults are retried inside, poison is dead-lettered inside, and a failure of the batch as
-  a whole dead-letters its records rather than acknowledging them silently.
+- Batches come from :class:`worker.stream.take.OverlappedTake` (issue 10): it keeps collecting
+  the next batch while this one is processed, closes a batch when full or when the intake pauses,
+  and acknowledges a batch's records only after the body returns. The body still never raises:
+  faults are retried inside, poison is dead-lettered inside, and a failure of the batch as a whole
+  dead-letters its records rather than acknowledging them silently.
 - One agent instance (``concurrency=1``): throughput comes from batching store queries, never from
   concurrent tasks that could commit past a draft still in flight (faust #606).
 - At-least-once processing; every output has a deterministic ``event_id`` and the ledger sink is
@@ -37,11 +39,12 @@ from worker.settings import Settings
 from worker.stream.deadlines import DeadlineScanner
 from worker.stream.dlq import ErrorClass, dead_letter
 from worker.stream.offsets import OffsetGuard
-from worker.stream.pipeline import BatchProcessor
+from worker.stream.pipeline import BatchProcessor, Outgoing
 from worker.stream.publisher import ProducerPublisher
 from worker.stream.records import Incoming, normalize_headers
 from worker.stream.retry import backoff_delays, half_jitter
 from worker.stream.stall_watchdog import OffsetProbe, watch_partitions
+from worker.stream.take import OverlappedTake
 from worker.stream.topic_specs import FRAMING_BYTES, TURNS_TABLE
 from worker.stream.turn_table import FaustTurnStore
 
@@ -49,6 +52,10 @@ log = structlog.get_logger("worker.app")
 
 EvidenceFactory = Callable[[Settings], AbstractAsyncContextManager[EvidenceStore]]
 
+
+#: Per-partition producer batch (aiokafka's default is 16 KiB, six typical outputs): a batch of
+#: drafts hands over hundreds of records at once, which then share a few compressed requests.
+PRODUCER_BATCH_BYTES = 512 * 1024
 
 #: How often the deadline scanner also looks for finished turns past their retention.
 EXPIRY_CHECK_EVERY_S = 30.0
@@ -89,23 +96,11 @@ class WorkerApp(faust.App):
         return _OwnViewsWeb(self)
 
 
-def build_app(
-    settings: Settings,
-    *,
-    evidence_factory: EvidenceFactory,
-    policies: PolicyBook,
-    metrics: Metrics,
-    health: StoreHealth | None = None,
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-) -> faust.App:
-    """Compose the worker's Faust app from its settings and its adapters.
-
-    ``health`` is what the evidence adapters report about store reachability (``/ready``).
-    """
-    store_health = health or StoreHealth()
+def _new_app(settings: Settings) -> WorkerApp:
+    """The Faust app with the worker's broker, producer, store and web settings."""
     inbound_max = 2 * settings.max_draft_bytes + FRAMING_BYTES
     settings.data_dir.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
-    app = WorkerApp(
+    return WorkerApp(
         settings.app_id,
         broker=f"kafka://{settings.kafka_bootstrap_servers}",
         broker_credentials=faust_credentials(settings),
@@ -119,6 +114,11 @@ def build_app(
         consumer_max_fetch_size=inbound_max,
         producer_max_request_size=4 * settings.max_draft_bytes + FRAMING_BYTES,
         producer_acks=-1,
+        producer_compression_type=(
+            None if settings.producer_compression == "none" else settings.producer_compression
+        ),
+        producer_linger=settings.producer_linger_s,
+        producer_max_batch_size=PRODUCER_BATCH_BYTES,
         broker_commit_interval=1.0,
         broker_session_timeout=settings.broker_session_timeout_s,
         web_enabled=True,
@@ -134,6 +134,23 @@ def build_app(
         # left by another app id (another changelog topic) would stop recovery.
         datadir=str(settings.data_dir / settings.app_id),
     )
+
+
+def build_app(
+    settings: Settings,
+    *,
+    evidence_factory: EvidenceFactory,
+    policies: PolicyBook,
+    metrics: Metrics,
+    health: StoreHealth | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> faust.App:
+    """Compose the worker's Faust app from its settings and its adapters.
+
+    ``health`` is what the evidence adapters report about store reachability (``/ready``).
+    """
+    store_health = health or StoreHealth()
+    app = _new_app(settings)
     drafts_topic = app.topic(
         settings.topics.drafts,
         key_type=bytes,
@@ -155,7 +172,15 @@ def build_app(
         ),
         partitions=settings.topic_partitions,
     )
-    turns = FaustTurnStore(table)
+    turns = FaustTurnStore(table, defer_changelog=True)
+    changelog_topic = table.changelog_topic.get_topic_name()
+
+    def changelog_records() -> list[Outgoing]:
+        return [
+            Outgoing(changelog_topic, key, value, (), partition)
+            for partition, key, value in turns.take_unsent()
+        ]
+
     scanner = DeadlineScanner(turns, retention_s=settings.turn_retention_s)
     state: dict[str, Any] = {"started": time.monotonic(), "batches": 0}
 
@@ -169,9 +194,13 @@ def build_app(
         async with AsyncExitStack() as resources:
             processor: BatchProcessor | None = None
             probe: OffsetProbe | None = None
-            async for events in stream.take_events(
-                settings.batch_size, within=settings.batch_wait_s
-            ):
+            take = OverlappedTake(
+                stream,
+                settings.batch_size,
+                quiet=settings.batch_quiet_s,
+                max_wait=settings.batch_wait_s,
+            )
+            async for events in take.batches():
                 state["busy"] = True
                 started = time.monotonic()
                 if processor is None:
@@ -186,10 +215,17 @@ def build_app(
                         metrics=metrics,
                         worker_version=__version__,
                         clock=clock,
+                        also_publish=changelog_records,
                     )
                 try:
                     batch = await _in_order(
-                        app, settings, guard=guard, probe=probe, state=state, events=events
+                        app,
+                        settings,
+                        guard=guard,
+                        probe=probe,
+                        state=state,
+                        events=events,
+                        take=take,
                     )
                 except Exception as exc:  # noqa: BLE001 - never lose the batch in hand over it
                     log.warning("offsets.guard_failed", error=type(exc).__name__)
@@ -295,9 +331,9 @@ async def _open_evidence(
 ) -> EvidenceStore:
     """Open the evidence adapters, waiting for as long as it takes.
 
-    A batch is in hand (the adapters open on the first one): an exception here would leave
-    ``take_events``, which acknowledges the batch, so the drafts would be lost. Waiting instead
-    keeps them, and the error is logged at every attempt.
+    A batch is in hand (the adapters open on the first one): an exception here would crash the
+    agent (Faust acknowledges what its agent was given when it raises, #189), so the drafts
+    would be lost. Waiting instead keeps them, and the error is logged at every attempt.
     """
     delay = backoff_delays(
         settings.retry_initial_backoff_s, settings.retry_max_backoff_s, jitter=half_jitter
@@ -329,14 +365,27 @@ async def _in_order(
     probe: OffsetProbe | None,
     state: dict[str, Any],
     events: Any,
+    take: OverlappedTake,
 ) -> list[Incoming]:
     """The records of a batch that may be decided now, in partition order (see ``offsets``)."""
     batch = [to_incoming(e) for e in events]
     generation = app.consumer_generation_id
     if state.get("generation") != generation:
-        # A rebalance: Faust resumed every partition from its committed offset.
+        # A rebalance: Faust resumed every partition from its committed offset. Records buffered
+        # before it, of partitions this process no longer owns, are left to their new owner:
+        # neither decided nor acknowledged here. (Not on the first batch: nothing was buffered
+        # under an earlier assignment.)
         guard.reset()
+        rebalanced = "generation" in state
         state["generation"] = generation
+        if rebalanced:
+            drafts = settings.topics.drafts
+            owned = {tp.partition for tp in app.consumer.assignment() if tp.topic == drafts}
+            lost = {rec.partition for rec in batch} - owned
+            if lost:
+                log.info("batch.revoked_records_left", partitions=sorted(lost))
+                take.leave(lost)
+                batch = [rec for rec in batch if rec.partition not in lost]
     unknown = guard.unknown(batch)
     if unknown and probe is not None:
         try:
@@ -347,6 +396,8 @@ async def _in_order(
     for partition, offset in seeks.items():
         log.warning("partition.gap", partition=partition, expected=offset)
         await app.consumer.seek(faust.types.TP(settings.topics.drafts, partition), offset)
+        # Records of it already buffered were fetched before the seek: they come again, in order.
+        take.discard(partition)
     return admitted
 
 

@@ -8,11 +8,12 @@ Rules it keeps (contract §7):
 
 - Records are decided in the order they were consumed; a turn's drafts share a partition, so a
   turn's second draft always sees the state its first draft left.
-- Evidence for the whole batch is fetched once per tenant (the adapters turn that into one query
-  per table or collection). An unavailable store is retried with capped exponential backoff and
-  the batch waits: nothing is decided and nothing is acknowledged meanwhile. With a finite budget,
-  a draft past it is dead-lettered as ``infra_unavailable``; no infrastructure fault ever yields a
-  regenerate request or a could-not-ground event.
+- Evidence for the whole batch is fetched in one call across its tenants (the adapters turn that
+  into one query per table or collection, every id matched with its tenant). An unavailable store
+  is retried with capped exponential backoff and the batch waits: nothing is decided and nothing
+  is acknowledged meanwhile. With a finite budget, a draft past it is dead-lettered as
+  ``infra_unavailable``; no infrastructure fault ever yields a regenerate request or a
+  could-not-ground event.
 - Any other exception on one record dead-letters that record (``internal_error``), so a poison
   draft neither blocks its partition nor loops.
 - Outputs are sent and acknowledged by the broker before the batch returns (and so before Faust
@@ -35,7 +36,7 @@ import structlog
 from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
 from worker.core.evidence import CitationRef, EvidenceRecord
 from worker.core.policy import PolicyBook, TenantPolicy
-from worker.core.ports import EvidenceStore
+from worker.core.ports import EvidenceStore, Found
 from worker.core.turns import (
     Decision,
     OutTopic,
@@ -115,8 +116,11 @@ class BatchProcessor:
         metrics: Metrics,
         worker_version: str,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        also_publish: Callable[[], Sequence[Outgoing]] | None = None,
     ) -> None:
         self._settings = settings
+        #: Records the turn store deferred (its changelog): sent and acknowledged with the outputs.
+        self._also_publish = also_publish
         self._evidence = evidence
         self._turns = turns
         self._publisher = publisher
@@ -166,6 +170,8 @@ class BatchProcessor:
                         report,
                     )
                 )
+        if self._also_publish is not None:
+            out.extend(self._also_publish())
         await self._publish(out)
         report.published = len(out)
         return report
@@ -199,50 +205,90 @@ class BatchProcessor:
     async def _resolve(
         self, items: Sequence[_Item], report: BatchReport
     ) -> tuple[dict[str, Mapping[CitationRef, EvidenceRecord]], dict[str, tuple[ErrorClass, str]]]:
-        """Fetch the evidence of every tenant of the batch once; retry while stores are down.
+        """Fetch the evidence of the whole batch in one store call; retry while stores are down.
 
         Returns the evidence by tenant, and for each tenant whose fetch failed for good the
         dead-letter class and message for its drafts: ``infra_unavailable`` past a finite retry
-        budget, ``internal_error`` for a non-retriable fault (which must not take the drafts of
-        other tenants in the batch down with it).
+        budget, ``internal_error`` for a non-retriable fault. One call serves every tenant of the
+        batch, so when it fails for good and the batch has several tenants, each tenant is asked
+        again alone: a fault that belongs to one tenant (a malformed row, a tenant the store
+        cannot serve) must not take the drafts of the other tenants down with it.
         """
         wanted: dict[str, set[CitationRef]] = defaultdict(set)
         for item in items:
             if item.prepared is not None and item.draft is not None:
                 wanted[item.draft.tenant_id].update(item.prepared.refs_to_resolve)
         wanted = {t: refs for t, refs in wanted.items() if refs}
+        if not wanted:
+            return {}, {}
+        try:
+            return dict(await self._fetch(wanted, report, self._settings.retry_budget)), {}
+        except RetryBudgetExhaustedError as exhausted:
+            message = f"evidence store unavailable after {exhausted.attempts} attempts"
+            failure = (ErrorClass.INFRA_UNAVAILABLE, message)
+            # The budget is spent: each tenant alone gets one more attempt, no more waiting.
+            budget: int | None = 0
+        except Exception as exc:  # a poison fault of the batch's fetch: find whose it is
+            log.error("store.fetch_failed", error=type(exc).__name__, tenants=len(wanted))  # noqa: TRY400
+            log.debug("store.fetch_failed.trace", exc_info=True)
+            failure = (ErrorClass.INTERNAL_ERROR, f"internal error: {type(exc).__name__}")
+            budget = self._settings.retry_budget
+        if len(wanted) == 1:
+            return {}, dict.fromkeys(wanted, failure)
+        return await self._resolve_each(wanted, report, budget, failure)
+
+    async def _resolve_each(
+        self,
+        wanted: Mapping[str, set[CitationRef]],
+        report: BatchReport,
+        budget: int | None,
+        failure: tuple[ErrorClass, str],
+    ) -> tuple[dict[str, Mapping[CitationRef, EvidenceRecord]], dict[str, tuple[ErrorClass, str]]]:
+        """One store call per tenant (at most the pool's size at once), after a batch call failed.
+
+        ``failure`` is the batch call's: a tenant still unavailable alone is reported with it.
+        """
         evidence: dict[str, Mapping[CitationRef, EvidenceRecord]] = {}
         unavailable: dict[str, tuple[ErrorClass, str]] = {}
+        # Queued on the pool, many calls would all time out together and retry in lockstep.
+        limit = asyncio.Semaphore(self._settings.postgres_pool_size)
+
+        async def fetch_one(tenant: str, refs: set[CitationRef]) -> None:
+            try:
+                async with limit:
+                    found = await self._fetch({tenant: refs}, report, budget)
+                evidence[tenant] = found.get(tenant, {})
+            except RetryBudgetExhaustedError as exhausted:
+                if failure[0] is ErrorClass.INFRA_UNAVAILABLE:
+                    unavailable[tenant] = failure
+                else:
+                    message = f"evidence store unavailable after {exhausted.attempts} attempts"
+                    unavailable[tenant] = (ErrorClass.INFRA_UNAVAILABLE, message)
+            except Exception as exc:  # a poison fault of this tenant's fetch: its drafts only
+                log.error("store.fetch_failed", error=type(exc).__name__, tenant_id=tenant)  # noqa: TRY400
+                log.debug("store.fetch_failed.trace", exc_info=True)
+                unavailable[tenant] = (
+                    ErrorClass.INTERNAL_ERROR,
+                    f"internal error: {type(exc).__name__}",
+                )
+
+        await asyncio.gather(*(fetch_one(t, refs) for t, refs in wanted.items()))
+        return evidence, unavailable
+
+    async def _fetch(
+        self, wanted: Mapping[str, set[CitationRef]], report: BatchReport, budget: int | None
+    ) -> Found:
+        """One store call for ``wanted``, retried per ``budget`` while the store is unavailable."""
 
         def on_retry(n: int, fault: RetriableFault, wait: float) -> None:
             self._metrics.store_retries.labels(store=getattr(fault, "store", "unknown")).inc()
             log.warning("store.retry", attempt=n, fault=type(fault).__name__, wait_s=round(wait, 3))
 
-        # A batch of many tenants must not open more fetches than the pool has connections:
-        # queued on the pool, they would all time out together and retry in lockstep.
-        limit = asyncio.Semaphore(self._settings.postgres_pool_size)
+        async def op() -> Found:  # timed per store by the adapters (worker/stores/observed.py)
+            report.store_fetches += 1
+            return await self._evidence.fetch_batch(wanted)
 
-        async def fetch_one(tenant: str, refs: set[CitationRef]) -> None:
-            async def op() -> Mapping[CitationRef, EvidenceRecord]:
-                async with limit:
-                    report.store_fetches += 1
-                    return await self._evidence.fetch(tenant, refs)
-
-            try:
-                evidence[tenant] = await with_retries(
-                    op, budget=self._settings.retry_budget, delay=self._delay, on_retry=on_retry
-                )
-            except RetryBudgetExhaustedError as exhausted:
-                message = f"evidence store unavailable after {exhausted.attempts} attempts"
-                unavailable[tenant] = (ErrorClass.INFRA_UNAVAILABLE, message)
-            except Exception as exc:  # a poison fault of this tenant's fetch: its drafts only
-                log.error("store.fetch_failed", error=type(exc).__name__, tenant_id=tenant)  # noqa: TRY400
-                log.debug("store.fetch_failed.trace", exc_info=True)
-                message = f"internal error: {type(exc).__name__}"
-                unavailable[tenant] = (ErrorClass.INTERNAL_ERROR, message)
-
-        await asyncio.gather(*(fetch_one(t, refs) for t, refs in wanted.items()))
-        return evidence, unavailable
+        return await with_retries(op, budget=budget, delay=self._delay, on_retry=on_retry)
 
     def _route(
         self,

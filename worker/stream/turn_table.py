@@ -96,11 +96,21 @@ class _PartitionedData:
 
 
 class FaustTurnStore:
-    """:class:`worker.stream.ports.TurnStore` over a Faust ``Table`` of raw bytes."""
+    """:class:`worker.stream.ports.TurnStore` over a Faust ``Table`` of raw bytes.
 
-    def __init__(self, table: Any) -> None:
+    With ``defer_changelog`` (the worker), a new state's changelog record is not handed to
+    Faust's ``send_soon`` buffer: it waits in :meth:`take_unsent` for the batch's publish, which
+    sends it with the batch's outputs and awaits its acknowledgement like theirs (issue 10). Faust
+    stops delivering records to every stream while that buffer holds more than 100 records, so a
+    batch of 200 changelog writes used to stall the intake exactly while the batch was processed.
+    Tombstones (rare: turns past their retention) still go through ``send_changelog``.
+    """
+
+    def __init__(self, table: Any, *, defer_changelog: bool = False) -> None:
         self._table = table
         self._local: _PlainData | _PartitionedData | None = None
+        self._defer = defer_changelog
+        self._unsent: list[tuple[int, bytes, bytes]] = []
         #: Turns waiting for a regeneration, written by this process: turn -> (deadline, partition).
         self.pending: dict[str, tuple[datetime, int]] = {}
         #: Finished turns written or recovered here: turn -> (ended_at, partition). Small tuples,
@@ -127,10 +137,18 @@ class FaustTurnStore:
         key = turn_id.encode("utf-8")
         raw = encode_turn(partition, state)
         self.local.put(key, partition, raw)
-        self._table.send_changelog(
-            partition, key, raw, key_serializer="raw", value_serializer="raw"
-        )
+        if self._defer:
+            self._unsent.append((partition, key, raw))
+        else:
+            self._table.send_changelog(
+                partition, key, raw, key_serializer="raw", value_serializer="raw"
+            )
         self._index(turn_id, partition, state)
+
+    def take_unsent(self) -> list[tuple[int, bytes, bytes]]:
+        """The deferred changelog records (partition, key, value), oldest first; forgets them."""
+        unsent, self._unsent = self._unsent, []
+        return unsent
 
     def delete(self, turn_id: str, partition: int) -> None:
         """Forget the turn: drop it locally and write a tombstone to its changelog partition."""

@@ -149,3 +149,21 @@ def test_a_recorded_terminal_event_is_stored_compressed() -> None:
     raw = encode_turn(0, s)
     assert len(raw) * 5 < len(s.model_dump_json())
     assert decode_turn(raw).state.terminal_event == event
+
+
+def test_a_deferred_changelog_waits_for_the_batch_publish_and_keeps_the_index() -> None:
+    """Issue 10: the worker's store hands its changelog records to the batch's publish."""
+    table = DictTable()
+    store = FaustTurnStore(table, defer_changelog=True)
+    due = regenerating("t-due", NOW - timedelta(seconds=1))
+    store.put("t-due", 2, due)
+    store.put("t-end", 1, terminal("t-end", NOW))
+    assert table.changelog == []  # nothing through Faust's send_soon buffer
+    unsent = store.take_unsent()
+    assert [(p, k) for p, k, _ in unsent] == [(2, b"t-due"), (1, b"t-end")]
+    assert decode_turn(unsent[0][2]) == decode_turn(table.data[b"t-due"])
+    assert store.take_unsent() == []  # handed over once
+    assert set(store.pending) == {"t-due"}
+    assert set(store.ended) == {"t-end"}
+    store.delete("t-end", 1)  # tombstones still go through send_changelog
+    assert table.changelog == [(1, b"t-end", None)]

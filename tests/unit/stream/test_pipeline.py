@@ -17,13 +17,13 @@ import pytest
 
 from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
 from worker.core.policy import PolicyBook
-from worker.core.ports import InMemoryEvidenceStore
+from worker.core.ports import FetchEachTenant, InMemoryEvidenceStore
 from worker.core.turns import TurnState
 from worker.faults import MalformedEvidence, StoreUnavailable
 from worker.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.control import ControlKind, control_record
-from worker.stream.pipeline import BatchProcessor
+from worker.stream.pipeline import BatchProcessor, Outgoing
 from worker.stream.ports import StoredTurn
 from worker.stream.records import Headers, Incoming
 
@@ -103,7 +103,7 @@ class Sent:
         ]
 
 
-class DownStore:
+class DownStore(FetchEachTenant):
     """An evidence store that raises ``fault`` for its first ``failures`` fetches."""
 
     def __init__(self, failures: float, fault: Exception | None = None) -> None:
@@ -251,13 +251,15 @@ async def test_outputs_are_handed_to_the_producer_in_decision_order() -> None:
 
 
 async def test_one_fetch_per_tenant_per_batch() -> None:
+    """Issue 10: one store call for the whole batch, in which each tenant is asked once."""
     store = InMemoryEvidenceStore(RECORDS)
     proc, _, sent = processor(store)
     batch = [rec(f"t-{i}", GOOD) for i in range(5)]
     batch += [rec(f"g-{i}", "Uptime was high [OBS-2].", tenant="globex") for i in range(3)]
     batch.append(rec("t-x", "Two sources [OBS-1][OBS-77]."))
     report = await proc.process(batch)
-    assert report.store_fetches == 2
+    assert report.store_fetches == 1  # was 2 (one per tenant) before the cross-tenant batch
+    assert store.batches == [("acme", "globex")]
     assert sorted(store.calls) == [
         ("acme", frozenset({obs(1), obs(77)})),
         ("globex", frozenset({obs(2)})),
@@ -450,3 +452,78 @@ async def test_a_grounded_turn_stores_no_trace_context() -> None:
     proc, turns, _ = processor(InMemoryEvidenceStore(RECORDS))
     await proc.process([rec("t-g", GOOD)._replace(headers=(("traceparent", VALID_TRACE),))])
     assert turns.turns["t-g"].state.traceparent is None
+
+
+async def test_two_tenants_citing_the_same_ids_in_one_batch_each_see_only_their_own() -> None:
+    """OBS-1 is acme's, OBS-2 globex's; both tenants cite both in one batch (one store call)."""
+    store = InMemoryEvidenceStore(RECORDS)
+    proc, _, sent = processor(store)
+    both = "Latency rose [OBS-1]. Uptime was high [OBS-2]."
+    await proc.process(
+        [
+            rec("t-a", both),
+            rec("g-a", both, tenant="globex"),
+            rec("t-b", GOOD),
+            rec("g-b", "Latency rose after the deploy [OBS-1].", tenant="globex"),
+        ]
+    )
+    assert store.batches == [("acme", "globex")]
+    assert sorted(store.calls) == [
+        ("acme", frozenset({obs(1), obs(2)})),
+        ("globex", frozenset({obs(1), obs(2)})),
+    ]
+    regenerate = {m["turn_id"]: m for m in sent.on("regenerate")}
+    assert set(regenerate) == {"t-a", "g-a", "g-b"}
+    assert [m["turn_id"] for m in sent.on("validated")] == ["t-b"]
+    # Each tenant's dangling id is the other tenant's id, never its own.
+    dangling = {
+        turn: {r["citation"] for r in m["reasons"] if r["code"] == "dangling_citation"}
+        for turn, m in regenerate.items()
+    }
+    assert dangling == {"t-a": {"OBS-2"}, "g-a": {"OBS-1"}, "g-b": {"OBS-1"}}
+
+
+async def test_a_poison_batch_answer_is_retried_per_tenant_and_spares_the_others() -> None:
+    """The batch call fails on globex's malformed row; acme and initech are still decided."""
+
+    class GlobexBroken(DownStore):
+        async def fetch(
+            self, tenant_id: str, refs: Collection[CitationRef]
+        ) -> Mapping[CitationRef, EvidenceRecord]:
+            self.calls += 1
+            if tenant_id == "globex":
+                raise MalformedEvidence("a row of the wrong shape")
+            return await self.inner.fetch(tenant_id, refs)
+
+    store = GlobexBroken(0)
+    proc, _, sent = processor(store)
+    report = await proc.process(
+        [
+            rec("t-1", GOOD),
+            rec("g-1", "Uptime [OBS-2].", tenant="globex"),
+            rec("i-1", "Nothing here [OBS-5].", tenant="initech"),
+        ]
+    )
+    assert sent.dead_letters() == [(b"g-1", "internal_error")]
+    assert [m["turn_id"] for m in sent.on("validated")] == ["t-1"]
+    assert [m["turn_id"] for m in sent.on("regenerate")] == ["i-1"]
+    assert report.store_fetches == 4  # the batch call, then one call per tenant
+
+
+async def test_deferred_records_are_published_after_the_outputs_of_their_batch() -> None:
+    """The worker's changelog records go out with the batch and are acknowledged with it."""
+    proc, _, sent = processor(InMemoryEvidenceStore(RECORDS))
+    asked: list[int] = []
+
+    def changelog() -> list[Outgoing]:
+        asked.append(len(sent.records))  # called once, before anything is sent
+        return [Outgoing("turns-changelog", b"t-1", b"state", (), 3)]
+
+    proc._also_publish = changelog
+    await proc.process([rec("t-1", GOOD)])
+    assert asked == [0]
+    assert [t for t, _, _, _ in sent.records] == [
+        TOPICS["validated"],
+        TOPICS["ledger"],
+        "turns-changelog",
+    ]
