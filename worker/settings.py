@@ -79,6 +79,10 @@ class Settings(BaseSettings):
     #: agent is idle, and how long a partition may lag without progress before it is re-read.
     stall_check_interval_s: float = Field(default=2.0, gt=0)
     stall_after_s: float = Field(default=6.0, gt=0)
+    #: Table recovery that makes no progress for this long exits the worker (code 75) for its
+    #: supervisor to restart it: faust-streaming may never finish a recovery begun around a
+    #: broker restart (docs/decisions.md).
+    recovery_stall_exit_s: float = Field(default=60.0, gt=0)
     #: How often the worker looks for regeneration deadlines that have passed.
     deadline_scan_interval_s: float = Field(default=1.0, gt=0)
     #: Per-tenant policies (JSON file of a ``PolicyBook``); the default policy when unset.

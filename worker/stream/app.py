@@ -37,6 +37,7 @@ from worker.stream.offsets import OffsetGuard
 from worker.stream.pipeline import BatchProcessor
 from worker.stream.publisher import ProducerPublisher
 from worker.stream.records import Incoming, normalize_headers
+from worker.stream.recovery_watchdog import watch_recovery
 from worker.stream.retry import backoff_delays, half_jitter
 from worker.stream.stall_watchdog import OffsetProbe, watch_partitions
 from worker.stream.topic_specs import FRAMING_BYTES
@@ -177,6 +178,10 @@ def build_app(
     def on_recovered(_sender: Any, /, *_: Any, signal: Any, **__: Any) -> None:
         # Sent once the tables are recovered: the scanner re-reads them on its next tick.
         state["recovered"] = True
+
+    @app.task  # type: ignore[untyped-decorator]
+    async def exit_on_stalled_recovery() -> None:
+        await watch_recovery(app, settings)
 
     @app.task  # type: ignore[untyped-decorator]
     async def watch_for_stalls() -> None:
