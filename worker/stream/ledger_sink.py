@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, Protocol
 
 import orjson
@@ -18,7 +19,7 @@ import structlog
 from aiokafka import AIOKafkaConsumer
 from pydantic import ValidationError
 
-from worker.faults import RetriableFault
+from worker.faults import PoisonFault, RetriableFault
 from worker.metrics import Metrics
 from worker.settings import Settings
 from worker.stores.ledger_rows import LedgerRecord
@@ -113,8 +114,29 @@ class LedgerSink:
         def on_retry(n: int, fault: RetriableFault, wait: float) -> None:
             log.warning("ledger.retry", attempt=n, fault=type(fault).__name__, wait_s=wait)
 
-        async def op() -> None:
-            await self._writer.write_ledger(rows)
+        async def op(part: Sequence[LedgerRecord] = rows) -> None:
+            await self._writer.write_ledger(part)
 
-        await with_retries(op, budget=None, delay=self._delay, on_retry=on_retry)
+        try:
+            await with_retries(op, budget=None, delay=self._delay, on_retry=on_retry)
+        except PoisonFault:
+            # Some row can never be stored: write the rows one by one and skip those rejected,
+            # so one bad row neither stops the sink (nor the worker) nor costs the others.
+            written = 0
+            for row in rows:
+                try:
+                    await with_retries(
+                        partial(op, [row]), budget=None, delay=self._delay, on_retry=on_retry
+                    )
+                    written += 1
+                except PoisonFault as exc:
+                    log.error(  # noqa: TRY400 - the message names the class; no row content
+                        "ledger.row_rejected",
+                        tenant_id=row.tenant_id,
+                        turn_id=row.turn_id,
+                        draft_id=row.draft_id,
+                        error=str(exc),
+                    )
+            self._metrics.ledger_rows.inc(written)
+            return
         self._metrics.ledger_rows.inc(len(rows))
