@@ -40,12 +40,12 @@ class FussyWriter:
 async def test_one_unstorable_row_costs_only_itself() -> None:
     writer = FussyWriter()
     sink = LedgerSink(Settings(), writer, Metrics())
-    await sink._write([_row("d-1", 0), _row("d-2", 2**63), _row("d-3", 1)])  # noqa: SLF001
+    await sink._write([_row("d-1", 0), _row("d-2", 2**63), _row("d-3", 1)])
     assert writer.stored == ["d-1", "d-3"]
 
 
 async def test_a_clean_batch_is_written_in_one_call() -> None:
     writer = FussyWriter()
     sink = LedgerSink(Settings(), writer, Metrics())
-    await sink._write([_row("d-1", 0), _row("d-2", 1)])  # noqa: SLF001
+    await sink._write([_row("d-1", 0), _row("d-2", 1)])
     assert (writer.stored, writer.calls) == (["d-1", "d-2"], 1)
