@@ -34,8 +34,10 @@ def configure_logging(level: str = "INFO", *, json: bool = True) -> None:
         cache_logger_on_first_use=True,
     )
     # Faust, mode and aiokafka log through the stdlib: keep them to warnings and errors.
+    # PyMongo too, at every level: its DEBUG command log prints each reply in full, i.e. the
+    # titles and texts of hidden documents (found by scripts/chaos, scenario 6).
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s %(message)s"
     )
-    for noisy in ("faust", "mode", "aiokafka"):
+    for noisy in ("faust", "mode", "aiokafka", "pymongo"):
         logging.getLogger(noisy).setLevel(max(numeric, logging.WARNING))
