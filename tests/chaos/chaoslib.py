@@ -2,8 +2,8 @@
 of worker processes that notices crashes, and the check over every output topic and the ledger.
 
 Everything talks to the real bed: the corpus is written to PostgreSQL and the MongoDB-protocol
-server, drafts go through Kafka to real ``grounding-worker run`` processes (``harness.WorkerProcess``)
-and faults are real (SIGKILL, ``scripts/services stop``).
+server, drafts go through Kafka to real ``grounding-worker run`` processes
+(``harness.WorkerProcess``) and faults are real (SIGKILL, ``scripts/services stop``).
 
 The corpus has two tenants and four principals. Every evidence item carries a unique marker in its
 title / text / summary (``MK`` + hex + ``Q``); an item a principal may not see (ACL'd to someone
@@ -247,8 +247,10 @@ class Stream:
             exp.regenerate = True
         elif route == "regen_timeout":
             out.append(draft(turn, answer(f"Refunds doubled {dangling}."), **ident))
-            exp.regenerate, exp.terminal, exp.codes = True, "could_not_ground", (
-                "regeneration_timeout",
+            exp.regenerate, exp.terminal, exp.codes = (
+                True,
+                "could_not_ground",
+                ("regeneration_timeout",),
             )
         elif route == "cng":
             out.append(draft(turn, answer(f"Refunds doubled {dangling}."), attempt=1, **ident))
@@ -276,9 +278,7 @@ class Stream:
             return [(turn, raw)]
         for d in out:
             exp.draft_ids.append(d["draft_id"])
-        exp.ledger_drafts = [
-            d["draft_id"] for d in out if not isinstance(d["output"], str)
-        ]
+        exp.ledger_drafts = [d["draft_id"] for d in out if not isinstance(d["output"], str)]
         self.plan[turn] = exp
         return [(turn, d) for d in out]
 
@@ -301,7 +301,10 @@ async def produce(bus: Bus, records: list[tuple[str, Any]]) -> None:
 
 
 async def produce_paced(
-    bus: Bus, records: list[tuple[str, Any]], rate: float, on_tick: Callable[[int], Any] | None = None
+    bus: Bus,
+    records: list[tuple[str, Any]],
+    rate: float,
+    on_tick: Callable[[int], Any] | None = None,
 ) -> None:
     """Send ``rate`` records per second (chunks of a tenth of a second)."""
     chunk = max(1, int(rate / 10))
@@ -426,9 +429,7 @@ def settled(bus: Bus, plan: Mapping[str, Expect]) -> Callable[[], bool]:
     def check() -> bool:
         done = terminal_turns(bus)
         dlq = {r.key_str for r in bus.messages("dlq")}
-        return all(
-            (t in dlq) if e.terminal == "dlq" else (t in done) for t, e in plan.items()
-        )
+        return all((t in dlq) if e.terminal == "dlq" else (t in done) for t, e in plan.items())
 
     return check
 
@@ -449,11 +450,7 @@ def leak_patterns() -> dict[tuple[str, str], re.Pattern[str]]:
 
 ALL_MARKERS = re.compile("|".join(re.escape(i.marker) for i in CORPUS))
 HIDDEN_TO_ALL = re.compile(
-    "|".join(
-        str(i.ident)
-        for i in CORPUS
-        if i.revoked or i.acl in ([], "missing", ["group:legal"])
-    )
+    "|".join(str(i.ident) for i in CORPUS if i.revoked or i.acl in ([], "missing", ["group:legal"]))
 )
 
 
@@ -473,15 +470,19 @@ def scan_leaks(bus: Bus, plan: Mapping[str, Expect]) -> list[str]:
                     found.append(f"{role} {rec.key_str}: {m.group(0)}")
                 if role == "could_not_ground" and (m := ALL_MARKERS.search(text)):
                     found.append(f"{role} {rec.key_str}: marker {m.group(0)}")
-            if role == "ledger":
-                # Metadata only: no marker (title/text) of anything, ever.
-                if m := ALL_MARKERS.search(rec.value.decode("utf-8", "replace")):
-                    found.append(f"ledger {rec.key_str}: {m.group(0)}")
+            # The ledger is metadata only: no marker (title/text) of anything, ever.
+            if role == "ledger" and (m := ALL_MARKERS.search(rec.value.decode("utf-8", "replace"))):
+                found.append(f"ledger {rec.key_str}: {m.group(0)}")
             for name, value in rec.headers:
                 text = f"{name}={value.decode('utf-8', 'replace')}"
                 if m := pat.search(text) or ALL_MARKERS.search(text):
                     found.append(f"{role} header {rec.key_str}: {m.group(0)}")
     return found
+
+
+_LEVELS = "DEBUG|INFO|WARNING|ERROR|CRITICAL"
+#: Faust's "[time] [pid] [LEVEL] ..." and the stdlib fallback "LEVEL name ...".
+_STDLIB_LEVEL = re.compile(rf"(?:\[[^\]]*\] \[\d+\] \[({_LEVELS})\])|({_LEVELS}) ")
 
 
 def scan_logs(workers: Iterable[WorkerProcess], plan: Mapping[str, Expect]) -> dict[str, Any]:
@@ -500,13 +501,15 @@ def scan_logs(workers: Iterable[WorkerProcess], plan: Mapping[str, Expect]) -> d
                     doc = json.loads(line)
                     level = str(doc.get("level", "info")).lower()
                     turn = doc.get("turn_id")
-            elif " DEBUG " in line or line.startswith("DEBUG") or "[D]" in line:
-                level = "debug"
+            elif m := _STDLIB_LEVEL.match(line):  # "[time] [pid] [LEVEL] ..." or "LEVEL name ..."
+                level = (m.group(1) or m.group(2)).lower()
             exp = plan.get(turn) if isinstance(turn, str) else None
             pat = patterns[(exp.principal.tenant, exp.principal.user)] if exp else HIDDEN_TO_ALL
             m = ALL_MARKERS.search(line) or pat.search(line)
             if m:
-                (debug_hits if level == "debug" else info_hits).append(f"{m.group(0)}: {line[:300]}")
+                (debug_hits if level == "debug" else info_hits).append(
+                    f"{m.group(0)}: {line[:300]}"
+                )
     return {"lines": lines, "info_plus": info_hits, "debug": debug_hits}
 
 
@@ -592,7 +595,9 @@ async def check(
         for rec in dlq_by_turn.get(turn, []):
             if not allowed_dlq(rec):
                 cls = rec.header("dlq.error.class")
-                unplanned.append(f"{turn} ({exp.route}): {cls!r} {rec.header('dlq.error.message')!r}")
+                unplanned.append(
+                    f"{turn} ({exp.route}): {cls!r} {rec.header('dlq.error.message')!r}"
+                )
         ends = terminal.get(turn, set())
         if not ends:
             lost.append(f"{turn} ({exp.route}): no terminal event; so far {bus._summary(turn)}")
@@ -601,7 +606,9 @@ async def check(
             conflicting.append(f"{turn} ({exp.route}): {sorted(ends)} regen {regen.get(turn)}")
         role, codes = outcome[turn]
         if role != exp.terminal or codes != tuple(sorted(exp.codes)):
-            wrong.append(f"{turn} ({exp.route}): {role} {codes}, expected {exp.terminal} {exp.codes}")
+            wrong.append(
+                f"{turn} ({exp.route}): {role} {codes}, expected {exp.terminal} {exp.codes}"
+            )
         if bool(regen.get(turn)) != exp.regenerate:
             wrong.append(f"{turn} ({exp.route}): regenerate {bool(regen.get(turn))}")
     leaked = scan_leaks(bus, plan)
@@ -609,9 +616,7 @@ async def check(
     # Ledger: a batch on the topic per decided draft, rows in Postgres, no duplicate rows.
     on_topic = {rec.json()["draft_id"] for rec in bus.messages("ledger")}
     want_rows = {d for e in plan.values() for d in e.ledger_drafts}
-    want_batch = {
-        d for e in plan.values() if e.terminal != "dlq" for d in e.draft_ids
-    }
+    want_batch = {d for e in plan.values() if e.terminal != "dlq" for d in e.draft_ids}
     missing = [f"topic: {d}" for d in sorted(want_batch - on_topic)]
     turns = list(plan)
     deadline = time.monotonic() + ledger_timeout

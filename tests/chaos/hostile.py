@@ -53,28 +53,84 @@ def envelope(turn: str, output: Any = None, **over: Any) -> dict[str, Any]:
 
 
 WEIRD_VALUES: list[Any] = [
-    None, True, False, 0, -1, 1.5, 2**63, -(2**63) - 1, "", "x", " ", [], {}, [1, "a"],
-    {"a": 1}, Raw("1e400"), Raw("-1e400"), Raw("NaN"), Raw("Infinity"), Raw('"\\ud800"'),
-    Raw('"a\\u0000b"'), Raw("1" * 1000), Raw("-0"), Raw("1.0"), Raw("[[[[[[]]]]]]"),
-    "[DOC-" * 50, "[[[[", "[OBS-1001", "[OBS-٣٣]", "\u202e[OBS-1001]",
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1.5,
+    2**63,
+    -(2**63) - 1,
+    "",
+    "x",
+    " ",
+    [],
+    {},
+    [1, "a"],
+    {"a": 1},
+    Raw("1e400"),
+    Raw("-1e400"),
+    Raw("NaN"),
+    Raw("Infinity"),
+    Raw('"\\ud800"'),
+    Raw('"a\\u0000b"'),
+    Raw("1" * 1000),
+    Raw("-0"),
+    Raw("1.0"),
+    Raw("[[[[[[]]]]]]"),
+    "[DOC-" * 50,
+    "[[[[",
+    "[OBS-1001",
+    "[OBS-٣٣]",
+    "\u202e[OBS-1001]",
 ]
 ENVELOPE_FIELDS = [
-    "schema_version", "draft_id", "turn_id", "attempt", "tenant_id", "principal", "kind",
-    "output", "retrieval", "produced_at", "facts",
+    "schema_version",
+    "draft_id",
+    "turn_id",
+    "attempt",
+    "tenant_id",
+    "principal",
+    "kind",
+    "output",
+    "retrieval",
+    "produced_at",
+    "facts",
 ]
 OUTPUT_FIELDS = ["answer_markdown", "citations", "claims", "no_grounding", "confidence"]
 CITE_IDS = [
-    Raw("9223372036854775808"), Raw("9223372036854775807"), Raw("1" * 1000), -1, 0, 1.5,
-    Raw("1e400"), "1001", Raw("1001.0"), None, [1001], {"id": 1001}, True,
+    Raw("9223372036854775808"),
+    Raw("9223372036854775807"),
+    Raw("1" * 1000),
+    -1,
+    0,
+    1.5,
+    Raw("1e400"),
+    "1001",
+    Raw("1001.0"),
+    None,
+    [1001],
+    {"id": 1001},
+    True,
 ]
 
 
 def _text(rng: random.Random) -> str:
     parts = [
-        "Latency rose [OBS-1001].", "[[[[" * rng.randint(1, 2000), "[DOC-" * rng.randint(1, 20000),
-        "[OBS-" + "9" * rng.randint(19, 1200) + "]", "\u0000", "\ufffd",
-        "[EVT-501]" * rng.randint(1, 300), "```json\n{}\n```", "# Heading", "- item [OBS-1001]\n",
-        "Refunds [DOC-9002].", "Done?", "x" * rng.randint(0, 5000), "[OBS-1001]]]][[[DOC-9002",
+        "Latency rose [OBS-1001].",
+        "[[[[" * rng.randint(1, 2000),
+        "[DOC-" * rng.randint(1, 20000),
+        "[OBS-" + "9" * rng.randint(19, 1200) + "]",
+        "\u0000",
+        "\ufffd",
+        "[EVT-501]" * rng.randint(1, 300),
+        "```json\n{}\n```",
+        "# Heading",
+        "- item [OBS-1001]\n",
+        "Refunds [DOC-9002].",
+        "Done?",
+        "x" * rng.randint(0, 5000),
+        "[OBS-1001]]]][[[DOC-9002",
         "[DOC-5[DOC-9002]1]",
     ]
     return " ".join(rng.choice(parts) for _ in range(rng.randint(1, 6)))
@@ -95,8 +151,10 @@ def mutate(rng: random.Random, turn: str) -> tuple[str, bytes]:
         env["output"]["answer_markdown"] = _text(rng)
     elif kind == 4:  # structured citations with hostile ids / kinds
         env["output"]["citations"] = [
-            {"kind": rng.choice(["OBS", "DOC", "EVT", "obs", "", 1, None]),
-             "id": rng.choice(CITE_IDS)}
+            {
+                "kind": rng.choice(["OBS", "DOC", "EVT", "obs", "", 1, None]),
+                "id": rng.choice(CITE_IDS),
+            }
             for _ in range(rng.randint(1, 5))
         ]
     elif kind == 5:  # nesting around the limit
@@ -105,29 +163,42 @@ def mutate(rng: random.Random, turn: str) -> tuple[str, bytes]:
     elif kind == 6:  # duplicate keys
         items = list(env.items())
         dup_key = rng.choice(ENVELOPE_FIELDS[:7])
-        items.append((dup_key, rng.choice(WEIRD_VALUES + [f"{turn}-other"])))
+        items.append((dup_key, rng.choice([*WEIRD_VALUES, f"{turn}-other"])))
         rng.shuffle(items)
         return key, enc(Dup(items)).encode()
     elif kind == 7:  # principal / groups / retrieval shapes
-        env["principal"] = rng.choice([
-            {"user_id": "u-ana", "groups": rng.choice(WEIRD_VALUES)},
-            {"user_id": rng.choice(WEIRD_VALUES)},
-            {"groups": ["analysts"]},
-            {"user_id": "u-ana", "groups": ["a"] * rng.randint(0, 3000)},
-        ])
-        env["retrieval"] = rng.choice([None, [], [{"kind": "OBS", "id": rng.choice(CITE_IDS)}],
-                                       rng.choice(WEIRD_VALUES)])
+        env["principal"] = rng.choice(
+            [
+                {"user_id": "u-ana", "groups": rng.choice(WEIRD_VALUES)},
+                {"user_id": rng.choice(WEIRD_VALUES)},
+                {"groups": ["analysts"]},
+                {"user_id": "u-ana", "groups": ["a"] * rng.randint(0, 3000)},
+            ]
+        )
+        env["retrieval"] = rng.choice(
+            [None, [], [{"kind": "OBS", "id": rng.choice(CITE_IDS)}], rng.choice(WEIRD_VALUES)]
+        )
     elif kind == 8:  # string output, canonicalisation paths
         inner = json.dumps({"answer_markdown": _text(rng)})
-        env["output"] = rng.choice([
-            inner, json.dumps(inner), "```json\n" + inner + "\n```", "prose " + inner + " tail",
-            _text(rng), json.dumps(json.dumps(inner)), "{" * 500,
-        ])
+        env["output"] = rng.choice(
+            [
+                inner,
+                json.dumps(inner),
+                "```json\n" + inner + "\n```",
+                "prose " + inner + " tail",
+                _text(rng),
+                json.dumps(json.dumps(inner)),
+                "{" * 500,
+            ]
+        )
     elif kind == 9:  # other kinds with answer-shaped or junk outputs
         env["kind"] = rng.choice(["proposal", "report", "Answer", "", "answer "])
         if rng.random() < 0.5:
-            env["output"] = {"title": _text(rng), "status": rng.choice(["DRAFT", "PUBLISHED", 1]),
-                             "sections": rng.choice(WEIRD_VALUES)}
+            env["output"] = {
+                "title": _text(rng),
+                "status": rng.choice(["DRAFT", "PUBLISHED", 1]),
+                "sections": rng.choice(WEIRD_VALUES),
+            }
     elif kind == 10:  # key trouble
         key = rng.choice([f"{turn}-x", "", "\u0000"])
     elif kind == 11:  # byte-level damage after encoding
@@ -164,56 +235,187 @@ def hand_made(run: str) -> Iterator[tuple[str, str, bytes]]:
         return f"{run}-h{n:03d}"
 
     def case(name: str, env_or_raw: Any, key: str | None = None) -> tuple[str, str, bytes]:
-        turn = key if key is not None else (env_or_raw.get("turn_id") if isinstance(env_or_raw, dict) else t())
+        turn = (
+            key
+            if key is not None
+            else (env_or_raw.get("turn_id") if isinstance(env_or_raw, dict) else t())
+        )
         raw = env_or_raw if isinstance(env_or_raw, bytes) else enc(env_or_raw).encode()
         return name, str(turn), raw
 
     ok_text = "Checkout latency rose [OBS-1001]."
     mib = 1 << 20
-    yield case("nesting 65 in claims", envelope(tt := t(), {"answer_markdown": ok_text, "claims": Raw("[" * 65 + "]" * 65)}), tt)
+    yield case(
+        "nesting 65 in claims",
+        envelope(tt := t(), {"answer_markdown": ok_text, "claims": Raw("[" * 65 + "]" * 65)}),
+        tt,
+    )
     yield case("nesting 100,000 raw", envelope(tt := t(), Raw("[" * 100_000 + "]" * 100_000)), tt)
-    yield case("nesting 100,000 with a 25-digit id (stdlib parser)",
-               envelope(tt := t(), Raw("[" * 100_000 + "1" * 25 + "]" * 100_000)), tt)
-    yield case("nested objects 70 deep", envelope(tt := t(), Raw('{"a":' * 70 + "1" + "}" * 70)), tt)
+    yield case(
+        "nesting 100,000 with a 25-digit id (stdlib parser)",
+        envelope(tt := t(), Raw("[" * 100_000 + "1" * 25 + "]" * 100_000)),
+        tt,
+    )
+    yield case(
+        "nested objects 70 deep", envelope(tt := t(), Raw('{"a":' * 70 + "1" + "}" * 70)), tt
+    )
     yield case("1 MiB string (oversized)", envelope(tt := t(), {"answer_markdown": "a" * mib}), tt)
-    yield case("1 MiB - 4 KiB string", envelope(tt := t(), {"answer_markdown": "a " * ((mib - 4096) // 2)}), tt)
+    yield case(
+        "1 MiB - 4 KiB string",
+        envelope(tt := t(), {"answer_markdown": "a " * ((mib - 4096) // 2)}),
+        tt,
+    )
     yield case("1 MiB of [[[[", envelope(tt := t(), {"answer_markdown": "[" * (mib - 4096)}), tt)
     yield case("[DOC- x 100,000", envelope(tt := t(), {"answer_markdown": "[DOC-" * 100_000}), tt)
-    yield case("[DOC-1 x 100,000 unclosed", envelope(tt := t(), {"answer_markdown": "[DOC-1" * 100_000}), tt)
-    yield case("100,000 citations", envelope(tt := t(), {"answer_markdown": "x [OBS-1001]" * 60_000}), tt)
-    yield case("invalid UTF-8 in text", enc(envelope(tt := t(), {"answer_markdown": "AAA"})).encode().replace(b"AAA", b"A\xff\xfeA"), tt)
-    yield case("invalid UTF-8 in turn_id", enc(envelope(tt := t())).encode().replace(tt.encode(), tt.encode() + b"\xc3\x28", 1), tt)
-    yield case("lone surrogate in text", envelope(tt := t(), {"answer_markdown": Raw('"a\\ud800b [OBS-1001]."')}), tt)
+    yield case(
+        "[DOC-1 x 100,000 unclosed",
+        envelope(tt := t(), {"answer_markdown": "[DOC-1" * 100_000}),
+        tt,
+    )
+    yield case(
+        "100,000 citations", envelope(tt := t(), {"answer_markdown": "x [OBS-1001]" * 60_000}), tt
+    )
+    yield case(
+        "invalid UTF-8 in text",
+        enc(envelope(tt := t(), {"answer_markdown": "AAA"}))
+        .encode()
+        .replace(b"AAA", b"A\xff\xfeA"),
+        tt,
+    )
+    yield case(
+        "invalid UTF-8 in turn_id",
+        enc(envelope(tt := t())).encode().replace(tt.encode(), tt.encode() + b"\xc3\x28", 1),
+        tt,
+    )
+    yield case(
+        "lone surrogate in text",
+        envelope(tt := t(), {"answer_markdown": Raw('"a\\ud800b [OBS-1001]."')}),
+        tt,
+    )
     yield case("lone surrogate in turn_id", envelope(tt := t(), turn_id=Raw(f'"{tt}\\udc00"')), tt)
-    yield case("lone surrogate in string output", envelope(tt := t(), Raw('"{\\"answer_markdown\\": \\"a\\\\ud800\\"}"')), tt)
+    yield case(
+        "lone surrogate in string output",
+        envelope(tt := t(), Raw('"{\\"answer_markdown\\": \\"a\\\\ud800\\"}"')),
+        tt,
+    )
     yield case("NUL in text", envelope(tt := t(), {"answer_markdown": "a\u0000b [OBS-1001]."}), tt)
     yield case("NUL in tenant", envelope(tt := t(), tenant_id="acme\u0000"), tt)
-    yield case("NUL in user", envelope(tt := t(), principal={"user_id": "u-ana\u0000", "groups": ["analysts\u0000"]}), tt)
-    yield case("raw NUL byte", enc(envelope(tt := t(), {"answer_markdown": "ZZZ"})).encode().replace(b"ZZZ", b"Z\x00Z"), tt)
-    yield case("id 2^63 inline", envelope(tt := t(), {"answer_markdown": "Rose [OBS-9223372036854775808]."}), tt)
-    yield case("id 2^63-1 inline", envelope(tt := t(), {"answer_markdown": "Rose [OBS-9223372036854775807]."}), tt)
-    yield case("id 1,000 digits inline", envelope(tt := t(), {"answer_markdown": f"Rose [DOC-{'7' * 1000}]."}), tt)
-    yield case("id 1,001 digits inline", envelope(tt := t(), {"answer_markdown": f"Rose [DOC-{'7' * 1001}]."}), tt)
-    yield case("id 100,000 digits inline", envelope(tt := t(), {"answer_markdown": f"Rose [DOC-{'7' * 100_000}]."}), tt)
-    yield case("id 1,000 digits structured", envelope(tt := t(), {"answer_markdown": ok_text, "citations": [{"kind": "DOC", "id": Raw("7" * 1000)}]}), tt)
-    yield case("id 2^64 structured", envelope(tt := t(), {"answer_markdown": ok_text, "citations": [{"kind": "OBS", "id": 2**64}]}), tt)
-    yield case("negative id", envelope(tt := t(), {"answer_markdown": ok_text, "citations": [{"kind": "OBS", "id": -1001}]}), tt)
-    yield case("float id", envelope(tt := t(), {"answer_markdown": ok_text, "citations": [{"kind": "OBS", "id": 1001.0}]}), tt)
-    yield case("1e400 id", envelope(tt := t(), {"answer_markdown": ok_text, "citations": [{"kind": "OBS", "id": Raw("1e400")}]}), tt)
+    yield case(
+        "NUL in user",
+        envelope(tt := t(), principal={"user_id": "u-ana\u0000", "groups": ["analysts\u0000"]}),
+        tt,
+    )
+    yield case(
+        "raw NUL byte",
+        enc(envelope(tt := t(), {"answer_markdown": "ZZZ"})).encode().replace(b"ZZZ", b"Z\x00Z"),
+        tt,
+    )
+    yield case(
+        "id 2^63 inline",
+        envelope(tt := t(), {"answer_markdown": "Rose [OBS-9223372036854775808]."}),
+        tt,
+    )
+    yield case(
+        "id 2^63-1 inline",
+        envelope(tt := t(), {"answer_markdown": "Rose [OBS-9223372036854775807]."}),
+        tt,
+    )
+    yield case(
+        "id 1,000 digits inline",
+        envelope(tt := t(), {"answer_markdown": f"Rose [DOC-{'7' * 1000}]."}),
+        tt,
+    )
+    yield case(
+        "id 1,001 digits inline",
+        envelope(tt := t(), {"answer_markdown": f"Rose [DOC-{'7' * 1001}]."}),
+        tt,
+    )
+    yield case(
+        "id 100,000 digits inline",
+        envelope(tt := t(), {"answer_markdown": f"Rose [DOC-{'7' * 100_000}]."}),
+        tt,
+    )
+    yield case(
+        "id 1,000 digits structured",
+        envelope(
+            tt := t(),
+            {"answer_markdown": ok_text, "citations": [{"kind": "DOC", "id": Raw("7" * 1000)}]},
+        ),
+        tt,
+    )
+    yield case(
+        "id 2^64 structured",
+        envelope(
+            tt := t(), {"answer_markdown": ok_text, "citations": [{"kind": "OBS", "id": 2**64}]}
+        ),
+        tt,
+    )
+    yield case(
+        "negative id",
+        envelope(
+            tt := t(), {"answer_markdown": ok_text, "citations": [{"kind": "OBS", "id": -1001}]}
+        ),
+        tt,
+    )
+    yield case(
+        "float id",
+        envelope(
+            tt := t(), {"answer_markdown": ok_text, "citations": [{"kind": "OBS", "id": 1001.0}]}
+        ),
+        tt,
+    )
+    yield case(
+        "1e400 id",
+        envelope(
+            tt := t(),
+            {"answer_markdown": ok_text, "citations": [{"kind": "OBS", "id": Raw("1e400")}]},
+        ),
+        tt,
+    )
     yield case("1e400 attempt", envelope(tt := t(), attempt=Raw("1e400")), tt)
     yield case("1e400 schema_version", envelope(tt := t(), schema_version=Raw("1e400")), tt)
     yield case("attempt 1,000 digits", envelope(tt := t(), attempt=Raw("9" * 1000)), tt)
-    yield case("NaN confidence", envelope(tt := t(), {"answer_markdown": ok_text, "confidence": Raw("NaN")}), tt)
-    yield case("duplicate turn_id", Dup(list(envelope(tt := t()).items()) + [("turn_id", f"{tt}-b")]), tt)
-    yield case("duplicate output key", Dup(list(envelope(tt := t()).items()) + [("output", {"answer_markdown": "Refunds [DOC-9002]."})]), tt)
-    yield case("duplicate key inside output", envelope(tt := t(), Dup([("answer_markdown", ok_text), ("answer_markdown", "Refunds [DOC-9002].")])), tt)
-    yield case("duplicate key in string output", envelope(tt := t(), '{"answer_markdown": "a [OBS-1001].", "answer_markdown": "b"}'), tt)
+    yield case(
+        "NaN confidence",
+        envelope(tt := t(), {"answer_markdown": ok_text, "confidence": Raw("NaN")}),
+        tt,
+    )
+    yield case(
+        "duplicate turn_id", Dup([*list(envelope(tt := t()).items()), ("turn_id", f"{tt}-b")]), tt
+    )
+    yield case(
+        "duplicate output key",
+        Dup(
+            [
+                *envelope(tt := t()).items(),
+                ("output", {"answer_markdown": "Refunds [DOC-9002]."}),
+            ]
+        ),
+        tt,
+    )
+    yield case(
+        "duplicate key inside output",
+        envelope(
+            tt := t(),
+            Dup([("answer_markdown", ok_text), ("answer_markdown", "Refunds [DOC-9002].")]),
+        ),
+        tt,
+    )
+    yield case(
+        "duplicate key in string output",
+        envelope(tt := t(), '{"answer_markdown": "a [OBS-1001].", "answer_markdown": "b"}'),
+        tt,
+    )
     for field in ENVELOPE_FIELDS:
         for bad in (None, 7, "7", [], {}, True, 1.5):
             yield case(f"{field} = {bad!r}", envelope(tt := t(), **{field: bad}), tt)
-    for field in OUTPUT_FIELDS + ["sections", "timeline", "title"]:
+    for field in [*OUTPUT_FIELDS, "sections", "timeline", "title"]:
         for bad in (None, 7, "7", [], {}, True):
-            yield case(f"output.{field} = {bad!r}", envelope(tt := t(), {"answer_markdown": ok_text, field: bad}), tt)
+            yield case(
+                f"output.{field} = {bad!r}",
+                envelope(tt := t(), {"answer_markdown": ok_text, field: bad}),
+                tt,
+            )
     yield case("[[[[ only", envelope(tt := t(), {"answer_markdown": "[[[[" * 10_000}), tt)
     yield case("empty value", b"", t())
     yield case("JSON null", b"null", t())
@@ -222,7 +424,11 @@ def hand_made(run: str) -> Iterator[tuple[str, str, bytes]]:
     yield case("BOM + object", b"\xef\xbb\xbf" + enc(envelope(tt := t())).encode(), tt)
     yield case("trailing garbage", enc(envelope(tt := t())).encode() + b"}}", tt)
     yield case("key differs", envelope(t()), f"{run}-mismatch")
-    yield case("2,000 distinct citations", envelope(tt := t(), {"answer_markdown": " ".join(f"[OBS-{i}]" for i in range(2000))}), tt)
+    yield case(
+        "2,000 distinct citations",
+        envelope(tt := t(), {"answer_markdown": " ".join(f"[OBS-{i}]" for i in range(2000))}),
+        tt,
+    )
     yield case("string wrapped 12 times", envelope(tt := t(), _wrap(12)), tt)
 
 

@@ -33,8 +33,13 @@ async def test_broker_restart(
     rate = scale(30, 40)
     app_id = unique_id("chaos-broker")
     workers = [
-        new_worker(f"broker{i}", app_id=app_id, partitions=4, policy=policy(DEADLINE_S),
-                   env={"GW_BATCH_SIZE": "50", "GW_RECOVERY_STALL_EXIT_S": "20"})
+        new_worker(
+            f"broker{i}",
+            app_id=app_id,
+            partitions=4,
+            policy=policy(DEADLINE_S),
+            env={"GW_BATCH_SIZE": "50", "GW_RECOVERY_STALL_EXIT_S": "20"},
+        )
         for i in range(2)
     ]
     stream = Stream(unique_id("br"), seed=3)
@@ -77,8 +82,12 @@ async def test_broker_restart(
     }
     record(row)
     assert row["lost"] == 0, verdict["examples"]["lost"]
-    assert row["conflicting"] == 0, (verdict["examples"]["conflicting"], verdict["examples"]["wrong"])
+    assert row["conflicting"] == 0, (
+        verdict["examples"]["conflicting"],
+        verdict["examples"]["wrong"],
+    )
     assert row["leaked"] == 0
     assert row["unplanned_dead_letters"] == 0, verdict["examples"]["unplanned_dlq"]
-    assert row["ledger_missing"] == 0 and row["ledger_duplicates"] == 0
+    assert row["ledger_missing"] == 0
+    assert row["ledger_duplicates"] == 0
     assert row["worker_crashes"] == 0, row["crash_details"]

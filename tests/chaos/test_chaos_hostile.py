@@ -27,8 +27,12 @@ pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 WAVE = 100
 VERDICT_ROLES = ("validated", "regenerate", "could_not_ground")
 DLQ_CLASSES = {
-    b"oversized", b"malformed_envelope", b"unsupported_schema_version", b"identity_mismatch",
-    b"infra_unavailable", b"internal_error",
+    b"oversized",
+    b"malformed_envelope",
+    b"unsupported_schema_version",
+    b"identity_mismatch",
+    b"infra_unavailable",
+    b"internal_error",
 }
 
 
@@ -59,16 +63,19 @@ async def test_hostile_input(
     outcome: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     first_out: dict[int, int] = {}
     dlq_class: Counter[str] = Counter()
+    internal: list[str] = []
     async with Fleet([worker]) as fleet:
         await fleet.start(worker, min_partitions=4)
         async with Bus(worker.kafka_bootstrap, worker.topics) as bus:
-            producer = bus._producer  # noqa: SLF001
+            producer = bus._producer
             assert producer is not None
             seen = 0
 
             def absorb() -> None:
                 nonlocal seen
-                records = [r for role in (*VERDICT_ROLES, "dlq", "ledger") for r in bus.messages(role)]
+                records = [
+                    r for role in (*VERDICT_ROLES, "dlq", "ledger") for r in bus.messages(role)
+                ]
                 for rec in records:
                     i = index_of(rec.header("traceparent"), run)
                     if i is None:
@@ -79,7 +86,13 @@ async def test_hostile_input(
                     done_keys.add(key)
                     outcome[i][rec.role] += 1
                     if rec.role == "dlq":
-                        dlq_class[(rec.header("dlq.error.class") or b"?").decode()] += 1
+                        cls = (rec.header("dlq.error.class") or b"?").decode()
+                        dlq_class[cls] += 1
+                        if cls == "internal_error":
+                            internal.append(
+                                f"{drafts[i][0]}: {rec.header('dlq.error.message')!r} "
+                                f"{drafts[i][2][:200]!r}"
+                            )
                     first_out[i] = min(first_out.get(i, rec.timestamp_ms), rec.timestamp_ms)
                 seen = len(records)
 
@@ -93,7 +106,9 @@ async def test_hostile_input(
                     _, key, raw = drafts[i]
                     futures.append(
                         await producer.send(
-                            bus.name("drafts"), raw, key=key.encode("utf-8", "surrogatepass"),
+                            bus.name("drafts"),
+                            raw,
+                            key=key.encode("utf-8", "surrogatepass"),
                             headers=[("traceparent", traceparent(run, i))],
                         )
                     )
@@ -109,7 +124,11 @@ async def test_hostile_input(
                 try:
                     await bus.wait_until(wave_done, timeout=120, what="wave decided")
                 except TimeoutError:
-                    stuck.extend(i for i in wave if not any(outcome[i].get(r) for r in (*VERDICT_ROLES, "dlq")))
+                    stuck.extend(
+                        i
+                        for i in wave
+                        if not any(outcome[i].get(r) for r in (*VERDICT_ROLES, "dlq"))
+                    )
                 if fleet.crashes:
                     break
             await bus.settle(2.0, timeout=60)
@@ -130,7 +149,9 @@ async def test_hostile_input(
     latencies = [first_out[i] - appended[i] for i in first_out if i in appended]
     by_route: Counter[str] = Counter()
     for got in outcome.values():
-        by_route["dlq" if got.get("dlq") else next((r for r in VERDICT_ROLES if got.get(r)), "none")] += 1
+        by_route[
+            "dlq" if got.get("dlq") else next((r for r in VERDICT_ROLES if got.get(r)), "none")
+        ] += 1
     row = {
         "scenario": "5 hostile input",
         "load": f"{len(drafts) - n_generated} hand-made + {n_generated} generated drafts, "
@@ -153,7 +174,12 @@ async def test_hostile_input(
         "health_at_end": healthy.get("status"),
         "run_s": round(elapsed, 1),
         "recovery_s": None,
-        "examples": {"unrouted": unrouted[:10], "both": both[:5], "stuck": stuck[:10]},
+        "examples": {
+            "internal_error": internal[:10],
+            "unrouted": unrouted[:10],
+            "both": both[:5],
+            "stuck": stuck[:10],
+        },
     }
     record(row)
     assert row["worker_crashes"] == 0, row["crash_details"]

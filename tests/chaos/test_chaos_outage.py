@@ -61,8 +61,15 @@ async def replay_cli(worker: WorkerProcess, *args: str) -> tuple[int, dict[str, 
         **topics_env(worker.topics),
     }
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "worker.cli", "replay", "--json", *args,
-        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "worker.cli",
+        "replay",
+        "--json",
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), timeout=300)
     return proc.returncode or 0, json.loads(out or b"{}"), err.decode()
@@ -72,8 +79,8 @@ def rename(records: list[tuple[str, Any]], suffix: str) -> list[tuple[str, Any]]
     out = []
     for key, value in records:
         assert isinstance(value, dict)
-        value = {**value, "turn_id": key + suffix, "draft_id": value["draft_id"] + suffix}
-        out.append((key + suffix, value))
+        renamed = {**value, "turn_id": key + suffix, "draft_id": value["draft_id"] + suffix}
+        out.append((key + suffix, renamed))
     return out
 
 
@@ -100,7 +107,9 @@ async def test_store_outages(
     rate = scale(15, 20)
     patient = new_worker("patient", partitions=4, policy=policy(DEADLINE_S), env=FAST_RETRY)
     bounded = new_worker(
-        "bounded", partitions=4, policy=policy(DEADLINE_S),
+        "bounded",
+        partitions=4,
+        policy=policy(DEADLINE_S),
         env={**FAST_RETRY, "GW_RETRY_BUDGET": "2"},
     )
     failures: list[str] = []
@@ -149,20 +158,22 @@ async def test_store_outages(
                 pv = (await check(pbus, pstream.plan, pg)).summary()
 
                 # Bounded: every turn ended or dead-lettered; replay the dead letters.
-                def decided_or_dead() -> bool:
+                def decided_or_dead(bstream: Stream = bstream) -> bool:
                     dead = {r.key_str for r in bbus.messages("dlq")}
                     ok = settled(bbus, bstream.plan)
-                    return all(
-                        t in dead or bbus.messages("validated", key=t)
-                        or bbus.messages("could_not_ground", key=t)
-                        or bbus.messages("regenerate", key=t)
-                        for t in bstream.plan
-                    ) or ok()
+                    return (
+                        all(
+                            t in dead
+                            or bbus.messages("validated", key=t)
+                            or bbus.messages("could_not_ground", key=t)
+                            or bbus.messages("regenerate", key=t)
+                            for t in bstream.plan
+                        )
+                        or ok()
+                    )
 
                 await bbus.wait_until(decided_or_dead, timeout=scale(180, 400))
-                dead_turns = {
-                    r.key_str for r in bbus.messages("dlq") if r.key_str in bstream.plan
-                }
+                dead_turns = {r.key_str for r in bbus.messages("dlq") if r.key_str in bstream.plan}
                 # The worker answers again once a probe turn is grounded.
                 probe = Stream(unique_id("probe"), seed=5)
                 for _ in range(30):
@@ -170,23 +181,24 @@ async def test_store_outages(
                     await produce(bbus, recs)
                     key = recs[0][0]
                     await bbus.wait_until(
-                        lambda key=key: bool(bbus.messages("validated", key=key)
-                                             or bbus.messages("dlq", key=key)),
+                        lambda key=key: bool(
+                            bbus.messages("validated", key=key) or bbus.messages("dlq", key=key)
+                        ),
                         timeout=60,
                     )
                     if bbus.messages("validated", key=key):
                         break
                     await asyncio.sleep(1)
-                code, summary, err = await replay_cli(
-                    bounded, "--error-class", "infra_unavailable"
-                )
+                code, summary, err = await replay_cli(bounded, "--error-class", "infra_unavailable")
                 if code != 0:
                     failures.append(f"{name}: replay exited {code}: {err[-500:]}")
                 await wait_settled(bbus, bstream.plan, timeout=scale(120, 300))
                 await bbus.settle(2.0, timeout=60)
                 bv = (
                     await check(
-                        bbus, bstream.plan, pg,
+                        bbus,
+                        bstream.plan,
+                        pg,
                         allowed_dlq=lambda r: r.header("dlq.error.class") == b"infra_unavailable",
                     )
                 ).summary()
@@ -215,8 +227,11 @@ async def test_store_outages(
                     "recovery_s": round(recovery, 1),
                     "worker_crashes": len(fleet.crashes) - crashes_before,
                     "crash_details": fleet.crashes[crashes_before:][:2],
-                    "examples": {"patient": pv["examples"], "bounded": bv["examples"],
-                                 "differs": differs[:5]},
+                    "examples": {
+                        "patient": pv["examples"],
+                        "bounded": bv["examples"],
+                        "differs": differs[:5],
+                    },
                 }
                 record(row)
                 if row["lost"] or row["conflicting"] or row["leaked"]:
