@@ -52,8 +52,11 @@ class RecoveryStallDetector:
 
 
 def recovery_progress(recovery: Any) -> tuple[bool, Hashable]:
-    """(in recovery, the offsets recovered so far) of Faust's ``app.tables.recovery``."""
-    offsets = tuple(sorted((str(tp), int(o)) for tp, o in dict(recovery.active_offsets).items()))
+    """(in recovery, the offsets recovered so far) of Faust's ``app.tables.recovery``.
+
+    An offset is ``None`` until the first changelog record of its partition arrives.
+    """
+    offsets = tuple(sorted((str(tp), repr(o)) for tp, o in dict(recovery.active_offsets).items()))
     return bool(recovery.in_recovery), offsets
 
 
@@ -69,7 +72,11 @@ async def watch_recovery(
     detector = RecoveryStallDetector(settings.recovery_stall_exit_s)
     while True:
         await asyncio.sleep(interval_s)
-        in_recovery, progress = recovery_progress(app.tables.recovery)
+        try:
+            in_recovery, progress = recovery_progress(app.tables.recovery)
+        except Exception as exc:  # noqa: BLE001 - a watchdog must never be what stops the worker
+            log.warning("recovery_check.failed", error=type(exc).__name__)
+            continue
         now = clock()
         if detector.observe(in_recovery, progress, now):
             log.error(

@@ -57,11 +57,46 @@ async def test_the_watchdog_leaves_a_worker_that_is_not_recovering_alone() -> No
     app = SimpleNamespace(tables=SimpleNamespace(recovery=recovery))
     exits: list[int] = []
     task = asyncio.create_task(
-        watch_recovery(app, Settings(recovery_stall_exit_s=0.05), exit_process=exits.append,
-                       interval_s=0.01)
+        watch_recovery(
+            app, Settings(recovery_stall_exit_s=0.05), exit_process=exits.append, interval_s=0.01
+        )
     )
     await asyncio.sleep(0.3)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert exits == []
+
+
+async def test_offsets_not_yet_known_are_progress_data_not_a_crash() -> None:
+    """Faust keeps ``None`` for a changelog partition nothing was read from yet (the chaos
+    suite's rebalance storm crashed a worker on ``int(None)``)."""
+    recovery = SimpleNamespace(in_recovery=True, active_offsets={"turns-changelog-0": None})
+    app = SimpleNamespace(tables=SimpleNamespace(recovery=recovery))
+    exits: list[int] = []
+    await asyncio.wait_for(
+        watch_recovery(
+            app, Settings(recovery_stall_exit_s=0.05), exit_process=exits.append, interval_s=0.01
+        ),
+        timeout=5,
+    )
+    assert exits == [75]
+
+
+async def test_a_failing_check_is_skipped_not_raised() -> None:
+    class Broken:
+        @property
+        def in_recovery(self) -> bool:
+            raise RuntimeError("faust internals changed")
+
+    app = SimpleNamespace(tables=SimpleNamespace(recovery=Broken()))
+    task = asyncio.create_task(
+        watch_recovery(
+            app, Settings(recovery_stall_exit_s=0.05), exit_process=lambda c: None, interval_s=0.01
+        )
+    )
+    await asyncio.sleep(0.2)
+    assert not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
