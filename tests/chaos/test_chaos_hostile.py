@@ -143,7 +143,7 @@ async def test_hostile_input(
         dead = bool(got.get("dlq"))
         if not verdict and not dead:
             unrouted.append(f"{name} ({len(raw)} B): nothing")
-        elif verdict and dead:
+        elif (verdict and dead) or got.get("dlq", 0) > 1:
             both.append(f"{name}: {dict(got)}")
     bad_class = [c for c in dlq_class if c.encode() not in DLQ_CLASSES]
     latencies = [first_out[i] - appended[i] for i in first_out if i in appended]
