@@ -21,7 +21,6 @@ import json
 import os
 import random
 import re
-import signal
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -665,7 +664,3 @@ def policy(deadline_s: float) -> dict[str, Any]:
             for t in ("chaos-a", "chaos-b")
         }
     }
-
-
-def kill_signal_name() -> str:
-    return signal.Signals.SIGKILL.name
