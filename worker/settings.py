@@ -192,6 +192,12 @@ class Settings(BaseSettings):
         gt=0,
         description="how long a partition may lag without progress before it is re-read",
     )
+    recovery_stall_exit_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="table recovery that makes no progress for this long exits the worker "
+        "(code 75) for its supervisor to restart it",
+    )
     deadline_scan_interval_s: float = Field(
         default=1.0, gt=0, description="how often regeneration deadlines are looked for"
     )

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from worker.core.evidence import MAX_SOURCE_ID, EvidenceKind, QuoteCheck, Resolution
+from worker.faults import PoisonFault
 from worker.settings import Settings
 from worker.stores.ledger_rows import LedgerRecord
 from worker.stores.postgres import PostgresEvidence
@@ -124,3 +125,19 @@ async def test_unique_key_is_the_contracts(pg_pool: Any, migrated: Settings) -> 
         f'"{migrated.ledger_table}"',
     )
     assert key == "UNIQUE (tenant_id, turn_id, draft_id, kind, source_id)"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("attempt", 2**63), ("attempt", 2**31), ("paths", ("answer_markdown", "claims[0].a\x00b"))],
+)
+async def test_rows_postgres_cannot_store_are_poison_not_an_outage(
+    pg: PostgresEvidence, pg_pool: Any, migrated: Settings, namespace: Any, field: str, value: Any
+) -> None:
+    """An envelope may carry any integer ``attempt`` and an agent's own key names end up in
+    paths; a row the column types reject fails the same way on every retry (scripts/chaos)."""
+    tenant = namespace.prefix + "rejected"
+    (row,) = _batch(tenant)[:1]
+    with pytest.raises(PoisonFault, match="rejected rows"):
+        await pg.write_ledger([row.model_copy(update={field: value})])
+    assert await _rows(pg_pool, migrated, tenant) == []

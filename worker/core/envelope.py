@@ -335,6 +335,10 @@ def parse_envelope(
     for name in ("draft_id", "turn_id", "tenant_id"):
         if not _nonempty_str(obj.get(name)):
             return _malformed(f"{name} missing or not a non-empty string")
+        if "\x00" in obj[name]:
+            # Postgres text cannot hold U+0000: such a tenant could never be looked up, such an
+            # id never recorded in the ledger (docs/decisions.md).
+            return _malformed(f"{name} contains a NUL character")
     principal = obj.get("principal")
     if not isinstance(principal, dict) or not _nonempty_str(principal.get("user_id")):
         return _malformed("principal.user_id missing or not a non-empty string")

@@ -27,7 +27,7 @@ import asyncpg
 
 from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
 from worker.core.ports import Found, Wanted
-from worker.faults import StoreUnavailable
+from worker.faults import PoisonFault, StoreUnavailable
 from worker.settings import Settings
 from worker.stores.concurrency import gather_all
 from worker.stores.identifiers import quote_identifier
@@ -56,6 +56,11 @@ _UNAVAILABLE: tuple[type[BaseException], ...] = (
     asyncpg.exceptions.InvalidCatalogNameError,  # 3D000: database missing
     asyncpg.exceptions.UndefinedTableError,  # 42P01: `grounding-worker migrate` not run yet
 )
+
+
+#: Errors of the rows themselves, not of the server: asyncpg's client-side encoding error
+#: (``asyncpg.exceptions._base.DataError``) and SQLSTATE class 22 (``exceptions.DataError``).
+_REJECTED_ROWS = (asyncpg.exceptions.DataError, asyncpg.exceptions._base.DataError)
 
 
 @contextmanager
@@ -206,10 +211,17 @@ class PostgresEvidence:
             )
             for r in rows
         ]
-        await self._run(
-            f"insert into {self._ledger_table}",
-            lambda conn: conn.executemany(self._insert_ledger, args),
-        )
+        try:
+            await self._run(
+                f"insert into {self._ledger_table}",
+                lambda conn: conn.executemany(self._insert_ledger, args),
+            )
+        except _REJECTED_ROWS as exc:
+            # Deterministic: the same rows fail the same way on every retry (an attempt past
+            # the integer column, a NUL in a path). Named by class only: the message may quote
+            # the rejected value.
+            rejected = f"{self._ledger_table} rejected rows: {type(exc).__name__}"
+            raise PoisonFault(f"postgres: {rejected}") from exc
 
     async def _run(self, what: str, statement: Callable[[Any], Awaitable[T]]) -> T:
         """Run ``statement`` on a pooled connection, bounded by the store timeout."""

@@ -42,6 +42,7 @@ from worker.stream.offsets import OffsetGuard
 from worker.stream.pipeline import BatchProcessor, Outgoing
 from worker.stream.publisher import ProducerPublisher
 from worker.stream.records import Incoming, normalize_headers
+from worker.stream.recovery_watchdog import watch_recovery
 from worker.stream.retry import backoff_delays, half_jitter
 from worker.stream.stall_watchdog import OffsetProbe, watch_partitions
 from worker.stream.take import OverlappedTake
@@ -136,6 +137,23 @@ def _new_app(settings: Settings) -> WorkerApp:
     )
 
 
+def _turn_table(app: WorkerApp, settings: Settings) -> Any:
+    """The turn table: raw bytes, co-partitioned with ``agent.drafts``."""
+    # key_type/value_type as well as the schema: Faust derives the changelog topic's serializers
+    # from the types and writes them over the schema's (json for None), and recovery then fails
+    # to decode the raw changelog records and never finishes.
+    return app.Table(
+        TURNS_TABLE,
+        default=None,
+        key_type=bytes,
+        value_type=bytes,
+        schema=faust.Schema(
+            key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw"
+        ),
+        partitions=settings.topic_partitions,
+    )
+
+
 def build_app(
     settings: Settings,
     *,
@@ -159,19 +177,7 @@ def build_app(
         value_serializer="raw",
         partitions=settings.topic_partitions,
     )
-    # key_type/value_type as well as the schema: Faust derives the changelog topic's serializers
-    # from the types and writes them over the schema's (json for None), and recovery then fails
-    # to decode the raw changelog records and never finishes.
-    table = app.Table(
-        TURNS_TABLE,
-        default=None,
-        key_type=bytes,
-        value_type=bytes,
-        schema=faust.Schema(
-            key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw"
-        ),
-        partitions=settings.topic_partitions,
-    )
+    table = _turn_table(app, settings)
     turns = FaustTurnStore(table, defer_changelog=True)
     changelog_topic = table.changelog_topic.get_topic_name()
 
@@ -248,6 +254,10 @@ def build_app(
     def on_recovered(_sender: Any, /, *_: Any, signal: Any, **__: Any) -> None:
         # Sent once the tables are recovered: the scanner re-reads them on its next tick.
         state["recovered"] = True
+
+    @app.task  # type: ignore[untyped-decorator]
+    async def exit_on_stalled_recovery() -> None:
+        await watch_recovery(app, settings)
 
     @app.task  # type: ignore[untyped-decorator]
     async def watch_for_stalls() -> None:

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, Protocol
 
 import orjson
 import structlog
 from aiokafka import AIOKafkaConsumer
+from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 
-from worker.faults import RetriableFault
+from worker.faults import PoisonFault, RetriableFault
 from worker.kafka_access import client_security
 from worker.metrics import Metrics
 from worker.settings import Settings
@@ -99,9 +101,24 @@ class LedgerSink:
                     for rec in records:
                         rows.extend(self._decode(rec.value, rec.partition, rec.offset))
                 await self._write(rows)
-                await consumer.commit()
+                await self._commit(consumer)
         finally:
             await consumer.stop()
+
+    @staticmethod
+    async def _commit(consumer: Any) -> None:
+        """Commit what was written; a commit that fails is not an error.
+
+        When the sink's group rebalances between a fetch and its commit (a worker joining or
+        leaving), or the broker is away, the commit fails; the rows are written already, and
+        whoever owns the partition next reads them again from the last commit and inserts
+        nothing new. Raising here used to stop the whole worker process (found by
+        scripts/chaos, scenario 4: CommitFailedError in a rebalance storm).
+        """
+        try:
+            await consumer.commit()
+        except KafkaError as exc:
+            log.warning("ledger.commit_skipped", error=type(exc).__name__)
 
     def _decode(self, value: bytes | None, partition: int, offset: int) -> list[LedgerRecord]:
         try:
@@ -115,8 +132,29 @@ class LedgerSink:
         def on_retry(n: int, fault: RetriableFault, wait: float) -> None:
             log.warning("ledger.retry", attempt=n, fault=type(fault).__name__, wait_s=wait)
 
-        async def op() -> None:
-            await self._writer.write_ledger(rows)
+        async def op(part: Sequence[LedgerRecord] = rows) -> None:
+            await self._writer.write_ledger(part)
 
-        await with_retries(op, budget=None, delay=self._delay, on_retry=on_retry)
+        try:
+            await with_retries(op, budget=None, delay=self._delay, on_retry=on_retry)
+        except PoisonFault:
+            # Some row can never be stored: write the rows one by one and skip those rejected,
+            # so one bad row neither stops the sink (nor the worker) nor costs the others.
+            written = 0
+            for row in rows:
+                try:
+                    await with_retries(
+                        partial(op, [row]), budget=None, delay=self._delay, on_retry=on_retry
+                    )
+                    written += 1
+                except PoisonFault as exc:
+                    log.error(  # noqa: TRY400 - the message names the class; no row content
+                        "ledger.row_rejected",
+                        tenant_id=row.tenant_id,
+                        turn_id=row.turn_id,
+                        draft_id=row.draft_id,
+                        error=str(exc),
+                    )
+            self._metrics.ledger_rows.inc(written)
+            return
         self._metrics.ledger_rows.inc(len(rows))

@@ -105,6 +105,21 @@ def test_malformed_fields(changes: dict[str, Any]) -> None:
     assert rejected(mutate(**changes)) == "malformed_envelope"
 
 
+@pytest.mark.parametrize("name", ["draft_id", "turn_id", "tenant_id"])
+def test_a_nul_in_an_id_is_malformed(name: str) -> None:
+    """Found by scripts/chaos (hostile input): a NUL in tenant_id reached the Postgres query
+    and came back as an ``internal_error`` dead letter; it is bad input, said as such."""
+    env = envelope(good_answer())
+    env[name] = "acme\x00x" if name == "tenant_id" else env[name] + "\x00"
+    key = env["turn_id"].encode() if name == "turn_id" else b"t-1"
+    result = parse(env, key)
+    assert isinstance(result, EnvelopeRejection)
+    assert (result.error_class, result.message) == (
+        "malformed_envelope",
+        f"{name} contains a NUL character",
+    )
+
+
 def test_key_must_equal_turn_id() -> None:
     assert rejected(envelope(good_answer()), key=b"t-2") == "malformed_envelope"
     assert rejected(envelope(good_answer()), key=None) == "malformed_envelope"

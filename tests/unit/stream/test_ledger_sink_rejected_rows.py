@@ -1,0 +1,51 @@
+"""The ledger sink skips rows Postgres can never store, and keeps the others (found by
+scripts/chaos, scenario 5: a draft with ``attempt`` 2^63 is a valid envelope, but its ledger row
+does not fit the integer column; the sink raised, the worker crashed, and restarted into the
+same batch again)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from worker.core.evidence import EvidenceKind, Resolution
+from worker.faults import PoisonFault
+from worker.metrics import Metrics
+from worker.settings import Settings
+from worker.stores.ledger_rows import LedgerRecord
+from worker.stream.ledger_sink import LedgerSink
+
+
+def _row(draft: str, attempt: int) -> LedgerRecord:
+    return LedgerRecord(
+        tenant_id="acme", turn_id=f"t-{draft}", draft_id=draft, attempt=attempt,
+        outcome="grounded", policy_version="p1", event_id=f"e-{draft}", kind=EvidenceKind.OBS,
+        source_id=1001, resolution=Resolution.RESOLVED, paths=("answer_markdown",),
+    )  # fmt: skip
+
+
+class FussyWriter:
+    """Rejects any write that contains a row whose attempt does not fit an int4, like Postgres."""
+
+    def __init__(self) -> None:
+        self.stored: list[str] = []
+        self.calls = 0
+
+    async def write_ledger(self, rows: Sequence[LedgerRecord]) -> None:
+        self.calls += 1
+        if any(r.attempt > 2**31 - 1 for r in rows):
+            raise PoisonFault("postgres: citation_ledger rejected rows: DataError")
+        self.stored.extend(r.draft_id for r in rows)
+
+
+async def test_one_unstorable_row_costs_only_itself() -> None:
+    writer = FussyWriter()
+    sink = LedgerSink(Settings(), writer, Metrics())
+    await sink._write([_row("d-1", 0), _row("d-2", 2**63), _row("d-3", 1)])
+    assert writer.stored == ["d-1", "d-3"]
+
+
+async def test_a_clean_batch_is_written_in_one_call() -> None:
+    writer = FussyWriter()
+    sink = LedgerSink(Settings(), writer, Metrics())
+    await sink._write([_row("d-1", 0), _row("d-2", 1)])
+    assert (writer.stored, writer.calls) == (["d-1", "d-2"], 1)

@@ -1,0 +1,102 @@
+"""The recovery watchdog: a table recovery without progress exits the worker (code 75) for its
+supervisor to restart it (found by scripts/chaos, scenario 3: after a broker restart Faust's
+recovery waited for changelog events that never came, and the worker decided nothing again)."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+
+from worker.settings import Settings
+from worker.stream.recovery_watchdog import (
+    EXIT_RECOVERY_STALLED,
+    RecoveryStallDetector,
+    watch_recovery,
+)
+
+
+def test_no_recovery_never_exits() -> None:
+    d = RecoveryStallDetector(exit_after_s=10)
+    assert [d.observe(False, (), t) for t in (0, 50, 100)] == [False] * 3
+
+
+def test_recovery_without_progress_exits_once_the_delay_passed() -> None:
+    d = RecoveryStallDetector(exit_after_s=10)
+    stuck = (("turns-changelog-2", 41),)
+    assert d.observe(True, stuck, 100.0) is False
+    assert d.observe(True, stuck, 109.9) is False
+    assert d.observe(True, stuck, 110.0) is True
+
+
+def test_progress_or_the_end_of_recovery_restarts_the_clock() -> None:
+    d = RecoveryStallDetector(exit_after_s=10)
+    assert d.observe(True, (("c-0", 1),), 0) is False
+    assert d.observe(True, (("c-0", 5),), 9) is False  # moving: a long recovery is fine
+    assert d.observe(True, (("c-0", 5),), 18) is False
+    assert d.observe(False, (("c-0", 5),), 19) is False  # done
+    assert d.observe(True, (("c-0", 5),), 25) is False  # a new recovery starts afresh
+    assert d.observe(True, (("c-0", 5),), 34) is False
+    assert d.observe(True, (("c-0", 5),), 35) is True
+
+
+async def test_the_watchdog_exits_the_process_with_75_on_a_stalled_recovery() -> None:
+    recovery = SimpleNamespace(in_recovery=True, active_offsets={"turns-changelog-2": 41})
+    app = SimpleNamespace(tables=SimpleNamespace(recovery=recovery))
+    settings = Settings(recovery_stall_exit_s=0.05)
+    exits: list[int] = []
+    await asyncio.wait_for(
+        watch_recovery(app, settings, exit_process=exits.append, interval_s=0.01), timeout=5
+    )
+    assert exits == [EXIT_RECOVERY_STALLED] == [75]
+
+
+async def test_the_watchdog_leaves_a_worker_that_is_not_recovering_alone() -> None:
+    recovery = SimpleNamespace(in_recovery=False, active_offsets={})
+    app = SimpleNamespace(tables=SimpleNamespace(recovery=recovery))
+    exits: list[int] = []
+    task = asyncio.create_task(
+        watch_recovery(
+            app, Settings(recovery_stall_exit_s=0.05), exit_process=exits.append, interval_s=0.01
+        )
+    )
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert exits == []
+
+
+async def test_offsets_not_yet_known_are_progress_data_not_a_crash() -> None:
+    """Faust keeps ``None`` for a changelog partition nothing was read from yet (the chaos
+    suite's rebalance storm crashed a worker on ``int(None)``)."""
+    recovery = SimpleNamespace(in_recovery=True, active_offsets={"turns-changelog-0": None})
+    app = SimpleNamespace(tables=SimpleNamespace(recovery=recovery))
+    exits: list[int] = []
+    await asyncio.wait_for(
+        watch_recovery(
+            app, Settings(recovery_stall_exit_s=0.05), exit_process=exits.append, interval_s=0.01
+        ),
+        timeout=5,
+    )
+    assert exits == [75]
+
+
+async def test_a_failing_check_is_skipped_not_raised() -> None:
+    class Broken:
+        @property
+        def in_recovery(self) -> bool:
+            raise RuntimeError("faust internals changed")
+
+    app = SimpleNamespace(tables=SimpleNamespace(recovery=Broken()))
+    task = asyncio.create_task(
+        watch_recovery(
+            app, Settings(recovery_stall_exit_s=0.05), exit_process=lambda c: None, interval_s=0.01
+        )
+    )
+    await asyncio.sleep(0.2)
+    assert not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
