@@ -34,17 +34,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: Metrics the dashboard reads that the worker exports only after the prod-ready change
 #: (issue 14): the process collector and the build-info gauge.
-PENDING_METRICS = {
-    "grounding_build_info",
-    "process_resident_memory_bytes",
-    "process_cpu_seconds_total",
-}
+PENDING_METRICS: set[str] = set()
 #: (metric, label) pairs read by the dashboard and the rules that the worker exports only after
 #: the prod-ready change (issue 14): the ``store`` label of the store metrics.
-PENDING_LABELS = {
-    ("grounding_store_fetch_seconds_bucket", "store"),
-    ("grounding_store_retries_total", "store"),
-}
+PENDING_LABELS: set[tuple[str, str]] = set()
 #: Made by Prometheus itself, not exported by the worker.
 PROMETHEUS_SERIES = {"up"}
 #: Added by the scrape job (deploy/prometheus/prometheus.yml), not by the worker.

@@ -256,12 +256,12 @@ def build_app(
         state["recovered"] = True
 
     @app.task  # type: ignore[untyped-decorator]
-    async def exit_on_stalled_recovery() -> None:
-        await watch_recovery(app, settings)
-
-    @app.task  # type: ignore[untyped-decorator]
-    async def watch_for_stalls() -> None:
-        await watch_partitions(app, settings, metrics, busy=lambda: bool(state.get("busy")))
+    async def watchdogs() -> None:
+        # A stalled table recovery exits the process; an idle lagging partition is re-read.
+        await asyncio.gather(
+            watch_recovery(app, settings),
+            watch_partitions(app, settings, metrics, busy=lambda: bool(state.get("busy"))),
+        )
 
     def assigned() -> list[int]:
         return sorted(
