@@ -16,9 +16,6 @@ Two workers (two groups, their own topics) get the same stream:
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -37,7 +34,7 @@ from chaoslib import (
     settled,
     wait_settled,
 )
-from harness import Bus, ServiceControl, WorkerProcess, topics_env, unique_id
+from harness import Bus, ServiceControl, replay_cli, unique_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e, pytest.mark.outage]
 
@@ -50,29 +47,6 @@ FAST_RETRY = {
 }
 #: Single-draft turns only: a replayed first draft must meet the same turn state as before.
 BOUNDED_ROUTES = ["grounded"] * 4 + ["hidden", "hidden", "cng", "cross_tenant", "regen_timeout"]
-
-
-async def replay_cli(worker: WorkerProcess, *args: str) -> tuple[int, dict[str, Any], str]:
-    """``grounding-worker replay --json ARGS`` against the worker's topics, as a subprocess."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GW_")}
-    env |= {
-        "KAFKA_BOOTSTRAP_SERVERS": worker.kafka_bootstrap,
-        "GW_APP_ID": worker.app_id,
-        **topics_env(worker.topics),
-    }
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "worker.cli",
-        "replay",
-        "--json",
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=300)
-    return proc.returncode or 0, json.loads(out or b"{}"), err.decode()
 
 
 def rename(records: list[tuple[str, Any]], suffix: str) -> list[tuple[str, Any]]:
@@ -189,7 +163,9 @@ async def test_store_outages(
                     if bbus.messages("validated", key=key):
                         break
                     await asyncio.sleep(1)
-                code, summary, err = await replay_cli(bounded, "--error-class", "infra_unavailable")
+                code, summary, err = await replay_cli(
+                    bounded, "--error-class", "infra_unavailable", timeout=300
+                )
                 if code != 0:
                     failures.append(f"{name}: replay exited {code}: {err[-500:]}")
                 await wait_settled(bbus, bstream.plan, timeout=scale(120, 300))

@@ -641,3 +641,30 @@ class Bus:
             else:
                 parts.append(f"{role}: {[r.value[:300] for r in recs]}")
         return "; ".join(parts) or "nothing"
+
+
+async def replay_cli(
+    worker: WorkerProcess, *args: str, timeout: float = 120.0
+) -> tuple[int, dict[str, Any], str]:
+    """``grounding-worker replay --json ARGS`` against the worker's topics, as a subprocess:
+    its exit code, its JSON summary (``{}`` when it printed none) and its stderr."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GW_")}
+    env |= {
+        "KAFKA_BOOTSTRAP_SERVERS": worker.kafka_bootstrap,
+        "GW_APP_ID": worker.app_id,
+        **topics_env(worker.topics),
+    }
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "worker.cli",
+        "replay",
+        "--json",
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout)
+    assert proc.returncode is not None
+    return proc.returncode, json.loads(out or b"{}"), err.decode()

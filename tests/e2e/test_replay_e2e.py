@@ -13,44 +13,17 @@ Postgres is the test bed's (``TESTBED_DIR``, default this checkout): the test st
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from harness import Bus, WorkerProcess, answer, draft, running, topics_env, unique_id
+from harness import Bus, WorkerProcess, answer, draft, replay_cli, running, unique_id
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.outage]
 
 TURNS = 3
 ACME_OUTAGE = ("--error-class", "infra_unavailable", "--tenant", "acme")
 TRACEPARENT = b"00-" + b"1" * 32 + b"-" + b"2" * 16 + b"-01"
-
-
-async def replay_cli(worker: WorkerProcess, *args: str) -> tuple[int, dict[str, Any], str]:
-    """``grounding-worker replay --json ARGS`` against the worker's topics."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GW_")}
-    env |= {
-        "KAFKA_BOOTSTRAP_SERVERS": worker.kafka_bootstrap,
-        "GW_APP_ID": worker.app_id,
-        **topics_env(worker.topics),
-    }
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "worker.cli",
-        "replay",
-        "--json",
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
-    assert proc.returncode is not None
-    return proc.returncode, json.loads(out), err.decode()
 
 
 def grounded_draft(turn: str) -> dict[str, Any]:
