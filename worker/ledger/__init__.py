@@ -1,0 +1,1 @@
+"""The citation ledger sink: ``citations.ledger`` into Postgres, apart from verdicts."""
