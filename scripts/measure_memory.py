@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
 from harness import Bus, WorkerProcess, answer, draft, unique_id  # noqa: E402
 
-from worker.stream.topics_admin import create_topics  # noqa: E402
+from worker.kafka.topics_admin import create_topics  # noqa: E402
 
 SENTENCE = "Checkout latency rose after the deploy [OBS-1001]. "
 OUTPUTS = ("validated", "regenerate", "could_not_ground", "dlq")

@@ -61,7 +61,7 @@ def _kafka_settings() -> Settings:
     """
     import asyncio
 
-    from worker.kafka_access import KafkaAccessError, check_access
+    from worker.kafka.access import KafkaAccessError, check_access
 
     settings = _settings()
     try:
@@ -99,7 +99,7 @@ def topics(
     `check` compares partitions, replication factor and every declared config with the broker's
     and exits 1 when anything differs or is missing.
     """
-    from worker.stream.topics_admin import topics_command
+    from worker.kafka.topics_admin import topics_command
 
     raise typer.Exit(topics_command(_kafka_settings(), action))
 
@@ -180,7 +180,7 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
     """
     from datetime import UTC, datetime
 
-    from worker.stream.dlq import ErrorClass
+    from worker.kafka.dlq import ErrorClass
     from worker.tools.replay import EXIT_USAGE, ReplayOptions, run_replay
     from worker.tools.replay_select import ReplayFilter, parse_time, validate_filter
 

@@ -17,8 +17,8 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from bench_e2e.drafts import DraftRecord, index_of
+from worker.kafka.topics_admin import create_topics
 from worker.settings import Settings, TopicNames
-from worker.stream.topics_admin import create_topics
 
 PRODUCER_REQUEST_MAX = 8 * 1024 * 1024
 

@@ -40,8 +40,8 @@ from typing import Any, NamedTuple
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
+from worker.kafka.topics_admin import create_topics
 from worker.settings import Settings, TopicNames
-from worker.stream.topics_admin import create_topics
 
 #: Output roles a Bus collects, by the field name of :class:`worker.settings.TopicNames`.
 OUTPUT_ROLES = ("regenerate", "validated", "could_not_ground", "ledger", "dlq")

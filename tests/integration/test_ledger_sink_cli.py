@@ -24,8 +24,8 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
 
+from worker.kafka.topics_admin import create_topics
 from worker.settings import Settings
-from worker.stream.topics_admin import create_topics
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ import faust
 import pytest
 from pydantic import ValidationError
 
-from worker.kafka_access import client_security, faust_credentials, ssl_context
+from worker.kafka.access import client_security, faust_credentials, ssl_context
 from worker.settings import Settings, describe_error
 
 

@@ -1,4 +1,4 @@
-"""The committed topic declarations and AsyncAPI document match worker/stream/topic_specs.py."""
+"""The committed topic declarations and AsyncAPI document match worker/kafka/topic_specs.py."""
 
 from __future__ import annotations
 

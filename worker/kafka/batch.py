@@ -15,9 +15,9 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.structs import TopicPartition
 
 from worker.faults import BrokerUnavailable
-from worker.kafka_access import client_security
+from worker.kafka.access import client_security
+from worker.kafka.topic_specs import FRAMING_BYTES
 from worker.settings import Settings
-from worker.stream.topic_specs import FRAMING_BYTES
 
 
 def record_bytes_limit(settings: Settings) -> int:

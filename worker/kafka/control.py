@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import orjson
 
-from worker.stream.records import Headers, Incoming
+from worker.kafka.records import Headers, Incoming
 
 CONTROL_HEADER = "gw.control"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import NamedTuple
 
-from worker.stream.records import Headers, Incoming
+from worker.kafka.records import Headers, Incoming
 
 ORIGINAL_TOPIC = "dlq.original.topic"
 ORIGINAL_PARTITION = "dlq.original.partition"

@@ -8,7 +8,7 @@ from typing import Any
 from aiokafka.errors import KafkaError
 
 from worker.faults import BrokerUnavailable, PoisonFault
-from worker.stream.records import Headers
+from worker.kafka.records import Headers
 
 
 def _translate(exc: Exception) -> Exception:

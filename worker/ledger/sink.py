@@ -21,11 +21,11 @@ from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 
 from worker.faults import PoisonFault, RetriableFault
-from worker.kafka_access import client_security
+from worker.kafka.access import client_security
 from worker.metrics import Metrics
+from worker.retry import backoff_delays, half_jitter, with_retries
 from worker.settings import Settings
 from worker.stores.ledger_rows import LedgerRecord
-from worker.stream.retry import backoff_delays, half_jitter, with_retries
 
 log = structlog.get_logger("worker.ledger_sink")
 

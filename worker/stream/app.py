@@ -31,22 +31,22 @@ from prometheus_client import generate_latest
 from worker import __version__
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
-from worker.kafka_access import faust_credentials
+from worker.kafka.access import faust_credentials
+from worker.kafka.dlq import ErrorClass, dead_letter
+from worker.kafka.publisher import ProducerPublisher
+from worker.kafka.records import Incoming, normalize_headers
+from worker.kafka.topic_specs import FRAMING_BYTES, TURNS_TABLE
 from worker.metrics import Metrics
 from worker.metrics_server import METRICS_CONTENT_TYPE
 from worker.readiness import StoreHealth, readiness
+from worker.retry import backoff_delays, half_jitter
 from worker.settings import Settings
 from worker.stream.deadlines import DeadlineScanner
-from worker.stream.dlq import ErrorClass, dead_letter
 from worker.stream.offsets import OffsetGuard
 from worker.stream.pipeline import BatchProcessor, Outgoing
-from worker.stream.publisher import ProducerPublisher
-from worker.stream.records import Incoming, normalize_headers
 from worker.stream.recovery_watchdog import watch_recovery
-from worker.stream.retry import backoff_delays, half_jitter
 from worker.stream.stall_watchdog import OffsetProbe, watch_partitions
 from worker.stream.take import OverlappedTake
-from worker.stream.topic_specs import FRAMING_BYTES, TURNS_TABLE
 from worker.stream.turn_table import FaustTurnStore
 
 log = structlog.get_logger("worker.app")

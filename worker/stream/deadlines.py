@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from worker.stream.control import ControlKind, ControlRecord, control_record
+from worker.kafka.control import ControlKind, ControlRecord, control_record
 from worker.stream.turn_table import FaustTurnStore
 
 

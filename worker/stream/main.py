@@ -11,6 +11,8 @@ import structlog
 
 from worker import __version__
 from worker.core.policy import PolicyBook
+from worker.kafka.topics_admin import create_topics
+from worker.ledger.sink import LedgerSink
 from worker.logs import configure_logging
 from worker.metrics import Metrics
 from worker.metrics_server import serve_metrics
@@ -19,8 +21,6 @@ from worker.settings import Settings
 from worker.stores.evidence import open_evidence
 from worker.stores.postgres import PostgresEvidence
 from worker.stream.app import build_app
-from worker.stream.ledger_sink import LedgerSink
-from worker.stream.topics_admin import create_topics
 
 log = structlog.get_logger("worker.main")
 

@@ -48,19 +48,19 @@ from worker.core.turns import (
 )
 from worker.core.verdict import Prepared, evaluate, prepare
 from worker.faults import RetriableFault
+from worker.kafka.control import Control, ControlKind, is_control, parse_control
+from worker.kafka.dlq import ErrorClass, dead_letter
+from worker.kafka.records import Headers, Incoming, trace_headers
 from worker.logs import trace_scope
 from worker.metrics import Metrics
-from worker.settings import Settings
-from worker.stream.control import Control, ControlKind, is_control, parse_control
-from worker.stream.dlq import ErrorClass, dead_letter
-from worker.stream.ports import Publisher, TurnStore
-from worker.stream.records import Headers, Incoming, trace_headers
-from worker.stream.retry import (
+from worker.retry import (
     RetryBudgetExhaustedError,
     backoff_delays,
     half_jitter,
     with_retries,
 )
+from worker.settings import Settings
+from worker.stream.ports import Publisher, TurnStore
 from worker.tracing import parse_traceparent
 
 log = structlog.get_logger("worker.pipeline")

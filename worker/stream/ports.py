@@ -6,7 +6,7 @@ from collections.abc import Awaitable
 from typing import NamedTuple, Protocol
 
 from worker.core.turns import TurnState
-from worker.stream.records import Headers
+from worker.kafka.records import Headers
 
 
 class StoredTurn(NamedTuple):

@@ -26,7 +26,7 @@ import faust
 import structlog
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from worker.kafka_access import client_security
+from worker.kafka.access import client_security
 from worker.metrics import Metrics
 from worker.settings import Settings
 

@@ -28,9 +28,9 @@ from aiokafka.errors import KafkaError
 
 from worker import __version__
 from worker.faults import BrokerUnavailable
+from worker.kafka.batch import acked_producer, batch_consumer, partitions_of, read_to_end
+from worker.kafka.records import normalize_headers
 from worker.settings import Settings
-from worker.stream.records import normalize_headers
-from worker.tools.kafka_batch import acked_producer, batch_consumer, partitions_of, read_to_end
 from worker.tools.progress import Progress
 from worker.tools.replay_log import ensure_log_topic, log_key, log_value, read_log
 from worker.tools.replay_select import (

@@ -21,10 +21,10 @@ from typing import Any
 
 import orjson
 
+from worker.kafka.batch import partitions_of, read_to_end
+from worker.kafka.topic_specs import TopicRole
+from worker.kafka.topics_admin import create_topics
 from worker.settings import Settings
-from worker.stream.topic_specs import TopicRole
-from worker.stream.topics_admin import create_topics
-from worker.tools.kafka_batch import partitions_of, read_to_end
 
 
 def log_key(partition: int, offset: int) -> str:

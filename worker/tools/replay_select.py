@@ -27,8 +27,8 @@ from enum import StrEnum
 from typing import NamedTuple
 
 from worker.core.envelope import loads_json
-from worker.stream.dlq import ERROR_CLASS, REPLAY_COUNT, parse_replay_count
-from worker.stream.records import Headers, last_header
+from worker.kafka.dlq import ERROR_CLASS, REPLAY_COUNT, parse_replay_count
+from worker.kafka.records import Headers, last_header
 
 _DURATION = re.compile(r"^(\d+)([smhd])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}

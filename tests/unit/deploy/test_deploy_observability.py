@@ -18,7 +18,7 @@ from deploy_files import ROOT, load_script
 
 from worker.core.failures import FailureCode
 from worker.core.messages import LedgerOutcome
-from worker.stream.dlq import ErrorClass
+from worker.kafka.dlq import ErrorClass
 
 promql = load_script("promql_names")
 DASHBOARD = ROOT / "deploy" / "grafana" / "grounding-worker.json"

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from worker.faults import PoisonFault, StoreUnavailable
-from worker.stream.control import (
+from worker.kafka.control import (
     CONTROL_HEADER,
     Control,
     ControlKind,
@@ -17,9 +17,9 @@ from worker.stream.control import (
     is_control,
     parse_control,
 )
-from worker.stream.dlq import DLQ_HEADERS, ErrorClass, dead_letter, replay_count
-from worker.stream.records import Incoming, trace_headers
-from worker.stream.retry import RetryBudgetExhaustedError, backoff_delays, with_retries
+from worker.kafka.dlq import DLQ_HEADERS, ErrorClass, dead_letter, replay_count
+from worker.kafka.records import Incoming, trace_headers
+from worker.retry import RetryBudgetExhaustedError, backoff_delays, with_retries
 
 
 def incoming(

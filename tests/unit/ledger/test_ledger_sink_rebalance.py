@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaConnectionError
 
-from worker.stream.ledger_sink import LedgerSink
+from worker.ledger.sink import LedgerSink
 
 
 class FakeConsumer:

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 
 from worker.core.evidence import EvidenceKind, Resolution
 from worker.faults import PoisonFault
+from worker.ledger.sink import LedgerSink
 from worker.metrics import Metrics
 from worker.settings import Settings
 from worker.stores.ledger_rows import LedgerRecord
-from worker.stream.ledger_sink import LedgerSink
 
 
 def _row(draft: str, attempt: int) -> LedgerRecord:

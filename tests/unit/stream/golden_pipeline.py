@@ -29,12 +29,12 @@ from worker.core.evidence import EvidenceRecord
 from worker.core.policy import PolicyBook
 from worker.core.ports import InMemoryEvidenceStore
 from worker.core.turns import TurnState
+from worker.kafka.control import ControlKind, control_record
+from worker.kafka.records import Headers, Incoming
 from worker.metrics import Metrics
 from worker.settings import Settings
-from worker.stream.control import ControlKind, control_record
 from worker.stream.pipeline import BatchProcessor
 from worker.stream.ports import StoredTurn
-from worker.stream.records import Headers, Incoming
 from worker.stream.turn_table import decode_turn, encode_turn
 
 HERE = Path(__file__).resolve().parent

@@ -8,9 +8,9 @@ from typing import Any
 import orjson
 
 from worker.core.turns import TurnPhase, TurnState
-from worker.stream.control import ControlKind, parse_control
+from worker.kafka.control import ControlKind, parse_control
+from worker.kafka.records import Incoming
 from worker.stream.deadlines import DeadlineScanner
-from worker.stream.records import Incoming
 from worker.stream.turn_table import FaustTurnStore, decode_turn, encode_turn
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)

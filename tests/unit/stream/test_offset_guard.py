@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from worker.kafka.records import Incoming
 from worker.stream.offsets import OffsetGuard
-from worker.stream.records import Incoming
 
 
 def rec(partition: int, offset: int) -> Incoming:

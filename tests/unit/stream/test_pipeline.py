@@ -20,12 +20,12 @@ from worker.core.policy import PolicyBook
 from worker.core.ports import FetchEachTenant, InMemoryEvidenceStore
 from worker.core.turns import TurnState
 from worker.faults import MalformedEvidence, StoreUnavailable
+from worker.kafka.control import ControlKind, control_record
+from worker.kafka.records import Headers, Incoming
 from worker.metrics import Metrics
 from worker.settings import Settings
-from worker.stream.control import ControlKind, control_record
 from worker.stream.pipeline import BatchProcessor, Outgoing
 from worker.stream.ports import StoredTurn
-from worker.stream.records import Headers, Incoming
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 TOPICS = {
