@@ -110,7 +110,7 @@ def ledger_sink() -> None:
 
     For deployments that run the worker with GW_RUN_LEDGER_SINK=false and the sink apart.
     """
-    from worker.stream.main import run_ledger_sink
+    from worker.ledger.main import run_ledger_sink
 
     run_ledger_sink(_kafka_settings())
 

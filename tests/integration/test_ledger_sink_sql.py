@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import Any
 
@@ -10,8 +11,8 @@ import pytest
 from worker.core.evidence import MAX_SOURCE_ID, EvidenceKind, QuoteCheck, Resolution
 from worker.faults import PoisonFault
 from worker.settings import Settings
+from worker.stores.ledger import PostgresLedger
 from worker.stores.ledger_rows import LedgerRecord
-from worker.stores.postgres import PostgresEvidence
 
 pytestmark = pytest.mark.integration
 
@@ -39,6 +40,12 @@ def _batch(tenant: str, draft_id: str = "d-1") -> list[LedgerRecord]:
     ]  # fmt: skip
 
 
+@pytest.fixture
+async def ledger(migrated: Settings) -> AsyncIterator[PostgresLedger]:
+    async with PostgresLedger.connect(migrated) as writer:
+        yield writer
+
+
 @pytest.fixture(autouse=True)
 async def _cleanup(pg_pool: Any, migrated: Settings, namespace: Any) -> Any:
     yield
@@ -57,13 +64,13 @@ async def _rows(pg_pool: Any, settings: Settings, tenant: str) -> list[dict[str,
 
 
 async def test_a_batch_written_twice_leaves_one_copy(
-    pg: PostgresEvidence, pg_pool: Any, migrated: Settings, namespace: Any
+    ledger: PostgresLedger, pg_pool: Any, migrated: Settings, namespace: Any
 ) -> None:
     tenant = namespace.tenant("acme")
-    await pg.write_ledger(_batch(tenant))
+    await ledger.write_ledger(_batch(tenant))
     first = await _rows(pg_pool, migrated, tenant)
-    await pg.write_ledger(_batch(tenant))
-    await pg.write_ledger(_batch(tenant)[1:2] * 3)  # duplicates inside one batch too
+    await ledger.write_ledger(_batch(tenant))
+    await ledger.write_ledger(_batch(tenant)[1:2] * 3)  # duplicates inside one batch too
     second = await _rows(pg_pool, migrated, tenant)
     assert len(first) == 4
     assert second == first  # same rows, same recorded_at: nothing re-inserted
@@ -80,28 +87,28 @@ async def test_a_batch_written_twice_leaves_one_copy(
 
 
 async def test_another_draft_of_the_turn_gets_its_own_rows(
-    pg: PostgresEvidence, pg_pool: Any, migrated: Settings, namespace: Any
+    ledger: PostgresLedger, pg_pool: Any, migrated: Settings, namespace: Any
 ) -> None:
     tenant = namespace.tenant("acme")
-    await pg.write_ledger(_batch(tenant, "d-1"))
-    await pg.write_ledger(_batch(tenant, "d-2"))
+    await ledger.write_ledger(_batch(tenant, "d-1"))
+    await ledger.write_ledger(_batch(tenant, "d-2"))
     assert len(await _rows(pg_pool, migrated, tenant)) == 8
 
 
 async def test_source_ids_above_bigint_are_stored_exactly(
-    pg: PostgresEvidence, pg_pool: Any, migrated: Settings, namespace: Any
+    ledger: PostgresLedger, pg_pool: Any, migrated: Settings, namespace: Any
 ) -> None:
     tenant = namespace.tenant("acme")
-    await pg.write_ledger(_batch(tenant))
+    await ledger.write_ledger(_batch(tenant))
     stored = {r["source_id_text"] for r in await _rows(pg_pool, migrated, tenant)}
     assert stored == {"1001", "9002", str(2**63), str(10**30 + 7)}
     values = {r["source_id"] for r in await _rows(pg_pool, migrated, tenant)}
     assert Decimal(2**63) in values
 
 
-async def test_empty_batch_is_a_no_op(pg: PostgresEvidence) -> None:
-    await pg.write_ledger([])
-    assert pg.pool.get_size() == 0
+async def test_empty_batch_is_a_no_op(ledger: PostgresLedger) -> None:
+    await ledger.write_ledger([])
+    assert ledger.pool.get_size() == 0
 
 
 async def test_the_table_holds_metadata_only(pg_pool: Any, migrated: Settings) -> None:
@@ -132,12 +139,12 @@ async def test_unique_key_is_the_contracts(pg_pool: Any, migrated: Settings) -> 
     [("attempt", 2**63), ("attempt", 2**31), ("paths", ("answer_markdown", "claims[0].a\x00b"))],
 )
 async def test_rows_postgres_cannot_store_are_poison_not_an_outage(
-    pg: PostgresEvidence, pg_pool: Any, migrated: Settings, namespace: Any, field: str, value: Any
+    ledger: PostgresLedger, pg_pool: Any, migrated: Settings, namespace: Any, field: str, value: Any
 ) -> None:
     """An envelope may carry any integer ``attempt`` and an agent's own key names end up in
     paths; a row the column types reject fails the same way on every retry (scripts/chaos)."""
     tenant = namespace.prefix + "rejected"
     (row,) = _batch(tenant)[:1]
     with pytest.raises(PoisonFault, match="rejected rows"):
-        await pg.write_ledger([row.model_copy(update={field: value})])
+        await ledger.write_ledger([row.model_copy(update={field: value})])
     assert await _rows(pg_pool, migrated, tenant) == []

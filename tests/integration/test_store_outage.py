@@ -27,6 +27,7 @@ import pytest
 from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
 from worker.faults import StoreUnavailable
 from worker.stores.demo import load_corpus
+from worker.stores.ledger import PostgresLedger
 from worker.stores.ledger_rows import LedgerRecord
 from worker.stores.migrate import apply_migrations, ensure_mongo_indexes
 from worker.stores.mongo import MongoEvidence
@@ -201,19 +202,22 @@ async def test_postgres_stopped_mid_test_then_back(
     private_postgres: PrivatePostgres, pg_settings: Any, mode: str
 ) -> None:
     """``fast`` is an orderly shutdown, ``immediate`` a crash; both are faults, then recovery."""
-    async with PostgresEvidence.connect(pg_settings) as pg:
+    async with (
+        PostgresEvidence.connect(pg_settings) as pg,
+        PostgresLedger.connect(pg_settings) as ledger,
+    ):
         assert set(await pg.fetch("acme", {OBS_1001})) == {OBS_1001}
 
         private_postgres.stop(mode)
         took = await _expect_unavailable(lambda: pg.fetch("acme", {OBS_1001}))
         assert took < TIMEOUT_S + 1.0
-        await _expect_unavailable(lambda: pg.write_ledger([_ledger_row()]))
+        await _expect_unavailable(lambda: ledger.write_ledger([_ledger_row()]))
 
         private_postgres.start()
         records, attempts = await _first_success_after_restart(lambda: pg.fetch("acme", {OBS_1001}))
         assert set(records) == {OBS_1001}
         assert attempts == 1  # the pool dropped its dead connections and reconnected at once
-        await pg.write_ledger([_ledger_row()])
+        await ledger.write_ledger([_ledger_row()])
 
 
 async def test_postgres_down_when_the_adapter_starts(

@@ -10,8 +10,9 @@ import faust
 import pytest
 from pydantic import ValidationError
 
-from worker.kafka.access import client_security, faust_credentials, ssl_context
+from worker.kafka.access import client_security, ssl_context
 from worker.settings import Settings, describe_error
+from worker.stream.faust_access import faust_credentials
 
 
 def make(**values: object) -> Settings:

@@ -1,7 +1,8 @@
 """How every Kafka client of the project connects: one place turns the settings into options.
 
-The worker's Faust app gets :func:`faust_credentials`; every aiokafka client (the offset probe,
-the ledger sink, the topics admin, ``replay``) gets :func:`client_security`. Secrets leave the
+Every aiokafka client (the offset probe, the ledger sink, the topics admin, ``replay``) gets
+:func:`client_security`; the worker's Faust app gets the same TLS context and SASL settings through
+``worker.stream.faust_access.faust_credentials``. Secrets leave the
 settings object only here, into the client that needs them.
 
 :func:`check_access` opens one connection to a bootstrap server before a command starts, so
@@ -67,24 +68,6 @@ def client_security(settings: Settings) -> dict[str, Any]:
             "sasl_plain_password": password.get_secret_value() if password else None,
         }
     return options
-
-
-def faust_credentials(settings: Settings) -> Any:
-    """``broker_credentials`` of the Faust app (``None`` for plaintext)."""
-    import faust  # noqa: PLC0415 - the tools that never run Faust need not import it
-
-    context = ssl_context(settings)
-    if settings.kafka_security_protocol.startswith("SASL_"):
-        password = settings.kafka_sasl_password
-        return faust.SASLCredentials(
-            username=settings.kafka_sasl_username,
-            password=password.get_secret_value() if password else None,
-            mechanism=settings.kafka_sasl_mechanism,
-            ssl_context=context,
-        )
-    if context is not None:
-        return faust.SSLCredentials(context)
-    return None
 
 
 def describe_refusal(settings: Settings, exc: BaseException) -> str | None:

@@ -1,10 +1,11 @@
 """The ledger sink: ``citations.ledger`` into Postgres ``citation_ledger``, apart from verdicts.
 
-It runs on its own aiokafka consumer and consumer group, so a Postgres outage stalls only the sink:
-it retries with capped backoff, forever, and commits a batch's offsets only after its rows are
-written. The insert ignores rows already present (unique on tenant, turn, draft, kind, source id),
-so a batch published twice, or re-read after a crash, adds nothing. A ledger outage therefore
-never blocks or changes a verdict (contract §6).
+It reads through a consumer of its own consumer group, given to it (``worker.ledger.main`` builds
+it), so a Postgres outage stalls only the sink: it retries with capped backoff, forever, and
+commits a batch's offsets only after its rows are written. The insert ignores rows already
+present (unique on tenant, turn, draft, kind, source id), so a batch published twice, or re-read
+after a crash, adds nothing. A ledger outage therefore never blocks or changes a verdict
+(contract §6).
 """
 
 from __future__ import annotations
@@ -16,12 +17,10 @@ from typing import Any, Protocol
 
 import orjson
 import structlog
-from aiokafka import AIOKafkaConsumer
 from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 
 from worker.faults import PoisonFault, RetriableFault
-from worker.kafka.access import client_security
 from worker.metrics import Metrics
 from worker.retry import backoff_delays, half_jitter, with_retries
 from worker.settings import Settings
@@ -31,10 +30,22 @@ log = structlog.get_logger("worker.ledger_sink")
 
 
 class LedgerWriter(Protocol):
-    """Where ledger rows go (``PostgresEvidence.write_ledger``)."""
+    """Where ledger rows go (``worker.stores.ledger.PostgresLedger``)."""
 
     async def write_ledger(self, rows: Sequence[LedgerRecord]) -> None:
         """Insert rows idempotently."""
+        ...
+
+
+class LedgerConsumer(Protocol):
+    """The part of a started aiokafka consumer the sink uses (subscribed to the ledger topic)."""
+
+    async def getmany(self, *, timeout_ms: int, max_records: int) -> dict[Any, list[Any]]:
+        """Fetched records by partition; empty when none arrived within ``timeout_ms``."""
+        ...
+
+    async def commit(self) -> None:
+        """Commit the offsets of everything fetched so far."""
         ...
 
 
@@ -66,9 +77,11 @@ def ledger_records(value: bytes) -> list[LedgerRecord]:
 class LedgerSink:
     """Consumes ledger batches and writes their rows; one instance per process."""
 
-    def __init__(self, settings: Settings, writer: LedgerWriter, metrics: Metrics) -> None:
-        self._settings = settings
+    def __init__(
+        self, settings: Settings, writer: LedgerWriter, metrics: Metrics, consumer: LedgerConsumer
+    ) -> None:
         self._writer = writer
+        self._consumer = consumer
         self._metrics = metrics
         self._delay = backoff_delays(
             settings.retry_initial_backoff_s, settings.retry_max_backoff_s, jitter=half_jitter
@@ -81,32 +94,19 @@ class LedgerSink:
 
     async def run(self) -> None:
         """Consume until :meth:`stop`; never commits past rows not yet written."""
-        consumer = AIOKafkaConsumer(
-            self._settings.topics.ledger,
-            bootstrap_servers=self._settings.kafka_bootstrap_servers,
-            **client_security(self._settings),
-            group_id=f"{self._settings.app_id}-ledger-sink",
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            max_partition_fetch_bytes=4 * self._settings.max_draft_bytes + 65536,
-        )
-        await consumer.start()
-        try:
-            while not self._stopping.is_set():
-                batches = await consumer.getmany(timeout_ms=500, max_records=500)
-                if not batches:
-                    continue
-                rows: list[LedgerRecord] = []
-                for records in batches.values():
-                    for rec in records:
-                        rows.extend(self._decode(rec.value, rec.partition, rec.offset))
-                await self._write(rows)
-                await self._commit(consumer)
-        finally:
-            await consumer.stop()
+        while not self._stopping.is_set():
+            batches = await self._consumer.getmany(timeout_ms=500, max_records=500)
+            if not batches:
+                continue
+            rows: list[LedgerRecord] = []
+            for records in batches.values():
+                for rec in records:
+                    rows.extend(self._decode(rec.value, rec.partition, rec.offset))
+            await self._write(rows)
+            await self._commit(self._consumer)
 
     @staticmethod
-    async def _commit(consumer: Any) -> None:
+    async def _commit(consumer: LedgerConsumer) -> None:
         """Commit what was written; a commit that fails is not an error.
 
         When the sink's group rebalances between a fetch and its commit (a worker joining or

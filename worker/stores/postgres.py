@@ -1,10 +1,11 @@
-"""Postgres adapter: OBS and EVT look-ups and the citation ledger, over one asyncpg pool.
+"""Postgres adapter of the evidence port: OBS and EVT look-ups over one asyncpg pool.
 
 One ``SELECT`` per table per batch of drafts, whatever the number of tenants in it: one tenant is
 ``tenant_id = $1 AND id = ANY($2)``; several are a join on the pairs (``tenant_id``, ``id``) of
 ``unnest($1::text[], $2::bigint[])`` (contract §8), so every id is matched with its own tenant and
 an id of another tenant is simply absent. No query ever matches ids without their tenant.
-Driver errors become ``worker.faults`` in ``_store_faults`` and nowhere else.
+Driver errors become ``worker.faults`` in ``_store_faults`` and nowhere else; the ledger writer
+(``worker.stores.ledger``) opens its pool and runs its statements through the same functions here.
 """
 
 from __future__ import annotations
@@ -17,21 +18,18 @@ from collections.abc import (
     Collection,
     Iterator,
     Mapping,
-    Sequence,
 )
 from contextlib import asynccontextmanager, contextmanager
-from decimal import Decimal
 from typing import Any, TypeVar
 
 import asyncpg
 
 from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
 from worker.core.ports import Found, Wanted
-from worker.faults import PoisonFault, StoreUnavailable
+from worker.faults import StoreUnavailable
 from worker.settings import Settings
 from worker.stores.concurrency import gather_all
 from worker.stores.identifiers import quote_identifier
-from worker.stores.ledger_rows import LedgerRecord
 from worker.stores.rows import parse_sql_row, queryable_ids
 
 #: A callback run on every new pooled connection (tests use it to attach a query logger).
@@ -58,11 +56,6 @@ _UNAVAILABLE: tuple[type[BaseException], ...] = (
 )
 
 
-#: Errors of the rows themselves, not of the server: asyncpg's client-side encoding error
-#: (``asyncpg.exceptions._base.DataError``) and SQLSTATE class 22 (``exceptions.DataError``).
-_REJECTED_ROWS = (asyncpg.exceptions.DataError, asyncpg.exceptions._base.DataError)
-
-
 @contextmanager
 def _store_faults(what: str) -> Iterator[None]:
     """Translate driver errors into ``StoreUnavailable``; let everything else through."""
@@ -80,7 +73,7 @@ def _store_faults(what: str) -> Iterator[None]:
 
 
 class PostgresEvidence:
-    """The Postgres half of the evidence port, plus the ledger writer.
+    """The Postgres half of the evidence port.
 
     Build it with ``async with PostgresEvidence.connect(settings) as pg``. The pool connects
     lazily and replaces dead connections on acquire, so it outlives a Postgres restart.
@@ -110,14 +103,6 @@ class PostgresEvidence:
             )
             for kind, table in self._tables.items()
         }
-        self._ledger_table = settings.ledger_table
-        self._insert_ledger = (
-            f"INSERT INTO {quote_identifier(settings.ledger_table)}"  # noqa: S608 - validated, quoted identifier
-            " (tenant_id, turn_id, draft_id, attempt, outcome, policy_version, event_id,"
-            " kind, source_id, resolution, quote_check, paths)"
-            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
-            " ON CONFLICT (tenant_id, turn_id, draft_id, kind, source_id) DO NOTHING"
-        )
 
     @classmethod
     @asynccontextmanager
@@ -125,23 +110,8 @@ class PostgresEvidence:
         cls, settings: Settings, *, init: ConnectionInit | None = None
     ) -> AsyncIterator[PostgresEvidence]:
         """Open the pool (no connection yet: a worker may start while Postgres is down)."""
-        with _store_faults("create pool"):
-            pool = await asyncpg.create_pool(
-                settings.postgres_dsn.get_secret_value(),
-                min_size=0,
-                max_size=settings.postgres_pool_size,
-                timeout=settings.store_timeout_s,  # connect timeout: fail fast during an outage
-                command_timeout=settings.store_timeout_s,
-                init=init,
-                server_settings={"application_name": settings.app_id},
-            )
-        try:
+        async with open_pool(settings, init=init) as pool:
             yield cls(pool, settings)
-        finally:
-            try:
-                await asyncio.wait_for(pool.close(), settings.store_timeout_s)
-            except (TimeoutError, OSError, asyncpg.exceptions.PostgresError):
-                pool.terminate()
 
     @property
     def pool(self) -> Any:
@@ -186,59 +156,54 @@ class PostgresEvidence:
         )
         return [(row["tenant_id"], parse_sql_row(table, kind, row)) for row in rows]
 
-    async def write_ledger(self, rows: Sequence[LedgerRecord]) -> None:
-        """Insert ledger rows; rows already present (a replayed batch) are left alone.
-
-        One prepared statement pipelined over the batch, atomic (asyncpg wraps ``executemany``
-        in a transaction), so a failed batch leaves nothing half-written to retry around.
-        """
-        if not rows:
-            return
-        args = [
-            (
-                r.tenant_id,
-                r.turn_id,
-                r.draft_id,
-                r.attempt,
-                r.outcome,
-                r.policy_version,
-                r.event_id,
-                r.kind.value,
-                Decimal(r.source_id),  # exact: numeric, may exceed a bigint
-                r.resolution.value,
-                r.quote_check.value,
-                list(r.paths),
-            )
-            for r in rows
-        ]
-        try:
-            await self._run(
-                f"insert into {self._ledger_table}",
-                lambda conn: conn.executemany(self._insert_ledger, args),
-            )
-        except _REJECTED_ROWS as exc:
-            # Deterministic: the same rows fail the same way on every retry (an attempt past
-            # the integer column, a NUL in a path). Named by class only: the message may quote
-            # the rejected value.
-            rejected = f"{self._ledger_table} rejected rows: {type(exc).__name__}"
-            raise PoisonFault(f"postgres: {rejected}") from exc
-
     async def _run(self, what: str, statement: Callable[[Any], Awaitable[T]]) -> T:
         """Run ``statement`` on a pooled connection, bounded by the store timeout."""
-        with _store_faults(what):
-            return await asyncio.wait_for(self._on_connection(statement), self._timeout)
+        return await run_pooled(self._pool, self._timeout, what, statement)
 
-    async def _on_connection(self, statement: Callable[[Any], Awaitable[T]]) -> T:
-        async with self._pool.acquire() as conn:
-            try:
-                return await statement(conn)
-            except (
-                asyncpg.exceptions.InterfaceError,
-                asyncpg.exceptions.InternalClientError,
-            ) as exc:
-                # A server that shut down while the connection sat idle leaves it half-open:
-                # asyncpg notices only when the next statement fails, with a client-side error
-                # ("another operation is in progress"). Closed now: an outage, not a bug.
-                if conn.is_closed():
-                    raise _ConnectionLost(f"{type(exc).__name__}: {exc}") from exc
-                raise
+
+@asynccontextmanager
+async def open_pool(
+    settings: Settings, *, init: ConnectionInit | None = None
+) -> AsyncIterator[Any]:
+    """An asyncpg pool that connects lazily (a worker may start while Postgres is down)."""
+    with _store_faults("create pool"):
+        pool = await asyncpg.create_pool(
+            settings.postgres_dsn.get_secret_value(),
+            min_size=0,
+            max_size=settings.postgres_pool_size,
+            timeout=settings.store_timeout_s,  # connect timeout: fail fast during an outage
+            command_timeout=settings.store_timeout_s,
+            init=init,
+            server_settings={"application_name": settings.app_id},
+        )
+    try:
+        yield pool
+    finally:
+        try:
+            await asyncio.wait_for(pool.close(), settings.store_timeout_s)
+        except (TimeoutError, OSError, asyncpg.exceptions.PostgresError):
+            pool.terminate()
+
+
+async def run_pooled(
+    pool: Any, limit_s: float, what: str, statement: Callable[[Any], Awaitable[T]]
+) -> T:
+    """Run ``statement`` on a connection of ``pool``, bounded by ``limit_s``; faults translated."""
+    with _store_faults(what):
+        return await asyncio.wait_for(_on_connection(pool, statement), limit_s)
+
+
+async def _on_connection(pool: Any, statement: Callable[[Any], Awaitable[T]]) -> T:
+    async with pool.acquire() as conn:
+        try:
+            return await statement(conn)
+        except (
+            asyncpg.exceptions.InterfaceError,
+            asyncpg.exceptions.InternalClientError,
+        ) as exc:
+            # A server that shut down while the connection sat idle leaves it half-open:
+            # asyncpg notices only when the next statement fails, with a client-side error
+            # ("another operation is in progress"). Closed now: an outage, not a bug.
+            if conn.is_closed():
+                raise _ConnectionLost(f"{type(exc).__name__}: {exc}") from exc
+            raise

@@ -31,7 +31,6 @@ from prometheus_client import generate_latest
 from worker import __version__
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
-from worker.kafka.access import faust_credentials
 from worker.kafka.dlq import ErrorClass, dead_letter
 from worker.kafka.publisher import ProducerPublisher
 from worker.kafka.records import Incoming, normalize_headers
@@ -42,6 +41,7 @@ from worker.readiness import StoreHealth, readiness
 from worker.retry import backoff_delays, half_jitter
 from worker.settings import Settings
 from worker.stream.deadlines import DeadlineScanner
+from worker.stream.faust_access import faust_credentials
 from worker.stream.offsets import OffsetGuard
 from worker.stream.pipeline import BatchProcessor, Outgoing
 from worker.stream.recovery_watchdog import watch_recovery

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import signal
 from pathlib import Path
 
 import faust
@@ -12,14 +11,12 @@ import structlog
 from worker import __version__
 from worker.core.policy import PolicyBook
 from worker.kafka.topics_admin import create_topics
-from worker.ledger.sink import LedgerSink
+from worker.ledger.main import run_sink
 from worker.logs import configure_logging
 from worker.metrics import Metrics
-from worker.metrics_server import serve_metrics
 from worker.readiness import StoreHealth
 from worker.settings import Settings
 from worker.stores.evidence import open_evidence
-from worker.stores.postgres import PostgresEvidence
 from worker.stream.app import build_app
 
 log = structlog.get_logger("worker.main")
@@ -51,8 +48,7 @@ def run_worker(settings: Settings) -> None:
 
         @app.task  # type: ignore[untyped-decorator]
         async def ledger_sink() -> None:
-            async with PostgresEvidence.connect(settings) as pg:
-                await LedgerSink(settings, pg, metrics).run()
+            await run_sink(settings, metrics)
 
     log.info(
         "worker.starting",
@@ -71,24 +67,3 @@ def run_worker(settings: Settings) -> None:
     )
     worker.spinner = None  # Faust's terminal spinner writes escape codes to stdout
     worker.execute_from_commandline()
-
-
-def run_ledger_sink(settings: Settings) -> None:
-    """Run the ledger sink alone until interrupted (SIGINT or SIGTERM)."""
-    configure_logging(settings.log_level, json=settings.log_json)
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        metrics = Metrics()
-        async with (
-            serve_metrics(metrics.registry, settings.web_host, settings.web_port) as port,
-            PostgresEvidence.connect(settings) as pg,
-        ):
-            sink = LedgerSink(settings, pg, metrics)
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(sig, sink.stop)
-            log.info("ledger_sink.starting", topic=settings.topics.ledger, metrics_port=port)
-            await sink.run()
-            log.info("ledger_sink.stopped")
-
-    asyncio.run(main())

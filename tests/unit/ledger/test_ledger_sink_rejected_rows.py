@@ -6,6 +6,7 @@ same batch again)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from worker.core.evidence import EvidenceKind, Resolution
 from worker.faults import PoisonFault
@@ -37,15 +38,25 @@ class FussyWriter:
         self.stored.extend(r.draft_id for r in rows)
 
 
+class IdleConsumer:
+    """A consumer that never fetches anything (these tests call the write step directly)."""
+
+    async def getmany(self, *, timeout_ms: int, max_records: int) -> dict[Any, list[Any]]:
+        return {}
+
+    async def commit(self) -> None:
+        raise AssertionError("nothing was fetched, so nothing is committed")
+
+
 async def test_one_unstorable_row_costs_only_itself() -> None:
     writer = FussyWriter()
-    sink = LedgerSink(Settings(), writer, Metrics())
+    sink = LedgerSink(Settings(), writer, Metrics(), IdleConsumer())
     await sink._write([_row("d-1", 0), _row("d-2", 2**63), _row("d-3", 1)])
     assert writer.stored == ["d-1", "d-3"]
 
 
 async def test_a_clean_batch_is_written_in_one_call() -> None:
     writer = FussyWriter()
-    sink = LedgerSink(Settings(), writer, Metrics())
+    sink = LedgerSink(Settings(), writer, Metrics(), IdleConsumer())
     await sink._write([_row("d-1", 0), _row("d-2", 1)])
     assert (writer.stored, writer.calls) == (["d-1", "d-2"], 1)
