@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
+from worker.kafka.records import last_header
 from worker.kafka.topics_admin import create_topics
 from worker.settings import Settings, TopicNames
 
@@ -428,12 +429,8 @@ class Received(NamedTuple):
         return json.loads(self.value)
 
     def header(self, name: str) -> bytes | None:
-        """The last value of header ``name``, or ``None``."""
-        found = None
-        for k, v in self.headers:
-            if k == name:
-                found = v
-        return found
+        """The last value of header ``name``, or ``None`` (as the worker reads headers)."""
+        return last_header(self.headers, name)
 
     def header_dict(self) -> dict[str, bytes]:
         return dict(self.headers)

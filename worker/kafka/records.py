@@ -1,9 +1,14 @@
-"""What the stream loop knows about one consumed record, as a plain value."""
+"""One consumed Kafka record as a plain value: the one record type of the worker and its tools.
+
+The worker's loop reads drafts (and its own control records) as :class:`Incoming`; ``replay``
+reads dead letters as :class:`Incoming` too. Faust's events become one in ``worker.stream.app``,
+aiokafka's consumer records in :func:`from_consumer_record`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from worker.core.tracecontext import propagated
 
@@ -14,7 +19,7 @@ TRACE_HEADERS = ("traceparent", "tracestate")
 
 
 class Incoming(NamedTuple):
-    """One record of ``agent.drafts`` as consumed, bytes untouched."""
+    """One record as consumed (a draft, a control record, a dead letter), bytes untouched."""
 
     topic: str
     partition: int
@@ -37,6 +42,19 @@ def last_header(headers: Headers, name: str) -> bytes | None:
         if k == name:
             found = v
     return found
+
+
+def from_consumer_record(raw: Any) -> Incoming:
+    """An aiokafka ``ConsumerRecord`` (timestamp in ms) as a value; a null value becomes ``b""``."""
+    return Incoming(
+        topic=raw.topic,
+        partition=raw.partition,
+        offset=raw.offset,
+        timestamp_ms=raw.timestamp,
+        key=raw.key,
+        value=raw.value or b"",
+        headers=normalize_headers(raw.headers),
+    )
 
 
 def normalize_headers(raw: Iterable[tuple[str, bytes | None]] | None) -> Headers:

@@ -29,15 +29,16 @@ from aiokafka.errors import KafkaError
 from worker import __version__
 from worker.faults import BrokerUnavailable
 from worker.kafka.batch import acked_producer, batch_consumer, partitions_of, read_to_end
-from worker.kafka.records import normalize_headers
+from worker.kafka.dlq import replay_count
+from worker.kafka.records import Incoming, from_consumer_record
 from worker.settings import Settings
 from worker.tools.progress import Progress
 from worker.tools.replay_log import ensure_log_topic, log_key, log_value, read_log
 from worker.tools.replay_select import (
-    DeadLetterRecord,
     Disposition,
     ReplayFilter,
     disposition,
+    error_class_of,
     replayed_headers,
     tenant_of,
 )
@@ -71,7 +72,7 @@ class ReplayFailedError(Exception):
 
 @dataclass
 class _Pending:
-    record: DeadLetterRecord
+    record: Incoming
     ack: Awaitable[Any]
 
 
@@ -126,9 +127,9 @@ class _Run:
             force=force,
         )
 
-    async def send(self, record: DeadLetterRecord) -> None:
+    async def send(self, record: Incoming) -> None:
         await self.pacer.wait()
-        headers = replayed_headers(record.headers, record.replay_count)
+        headers = replayed_headers(record.headers, replay_count(record))
         ack = await self.producer.send(
             self.settings.topics.drafts, record.value, key=record.key, headers=list(headers)
         )
@@ -153,8 +154,8 @@ class _Run:
                 self.settings.replay_log,
                 log_value(
                     replayed_at_ms=now_ms,
-                    replay_count=r.replay_count + 1,
-                    error_class=r.error_class,
+                    replay_count=replay_count(r) + 1,
+                    error_class=error_class_of(r),
                     version=__version__,
                 ),
                 key=log_key(r.partition, r.offset).encode("ascii"),
@@ -208,14 +209,7 @@ async def _replay(
                 stop=stop,
                 stall_timeout_s=settings.replay_read_timeout_s,
             ):
-                record = DeadLetterRecord(
-                    raw.partition,
-                    raw.offset,
-                    raw.timestamp,
-                    raw.key,
-                    raw.value or b"",
-                    normalize_headers(raw.headers),
-                )
+                record = from_consumer_record(raw)
                 tenant = tenant_of(record.value)
                 what = disposition(
                     record,

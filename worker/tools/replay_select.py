@@ -27,51 +27,30 @@ from enum import StrEnum
 from typing import NamedTuple
 
 from worker.core.envelope import loads_json
-from worker.kafka.dlq import ERROR_CLASS, REPLAY_COUNT, parse_replay_count
-from worker.kafka.records import Headers, last_header
+from worker.kafka.dlq import ERROR_CLASS, REPLAY_COUNT, replay_count
+from worker.kafka.records import Headers, Incoming
 
 _DURATION = re.compile(r"^(\d+)([smhd])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-class DeadLetterRecord(NamedTuple):
-    """One record of the dead-letter topic, bytes untouched."""
+def error_class_of(record: Incoming) -> str:
+    """``dlq.error.class``, or ``unknown`` when the header is missing or not UTF-8."""
+    raw = record.header(ERROR_CLASS)
+    try:
+        return raw.decode("utf-8") if raw else "unknown"
+    except UnicodeDecodeError:
+        return "unknown"
 
-    partition: int
-    offset: int
-    #: The DLQ record's timestamp, milliseconds since the epoch.
-    timestamp_ms: int
-    key: bytes | None
-    value: bytes
-    headers: Headers
 
-    def header(self, name: str) -> bytes | None:
-        """The last value of header ``name``, or ``None``."""
-        return last_header(self.headers, name)
-
-    @property
-    def error_class(self) -> str:
-        """``dlq.error.class``, or ``unknown`` when the header is missing or not UTF-8."""
-        raw = self.header(ERROR_CLASS)
-        try:
-            return raw.decode("utf-8") if raw else "unknown"
-        except UnicodeDecodeError:
-            return "unknown"
-
-    @property
-    def replay_count(self) -> int:
-        """``dlq.replay.count`` (0 when missing or unreadable), read as the worker reads it."""
-        return parse_replay_count(self.header(REPLAY_COUNT))
-
-    @property
-    def turn(self) -> str:
-        """The record key (the turn id) for listings; ``-`` when absent or not UTF-8."""
-        if self.key is None:
-            return "-"
-        try:
-            return self.key.decode("utf-8")
-        except UnicodeDecodeError:
-            return "-"
+def turn_of(record: Incoming) -> str:
+    """The record key (the turn id) for listings; ``-`` when absent or not UTF-8."""
+    if record.key is None:
+        return "-"
+    try:
+        return record.key.decode("utf-8")
+    except UnicodeDecodeError:
+        return "-"
 
 
 def tenant_of(value: bytes) -> str | None:
@@ -97,7 +76,7 @@ class ReplayFilter(NamedTuple):
     since_ms: int | None = None
     until_ms: int | None = None
 
-    def matches(self, record: DeadLetterRecord, tenant: str | None) -> bool:
+    def matches(self, record: Incoming, tenant: str | None) -> bool:
         """Whether ``record`` (whose value's tenant is ``tenant``) is selected."""
         if self.partitions and record.partition not in self.partitions:
             return False
@@ -109,7 +88,7 @@ class ReplayFilter(NamedTuple):
             return False
         if self.until_ms is not None and record.timestamp_ms >= self.until_ms:
             return False
-        if self.error_classes and record.error_class not in self.error_classes:
+        if self.error_classes and error_class_of(record) not in self.error_classes:
             return False
         return not self.tenants or (tenant is not None and tenant in self.tenants)
 
@@ -134,7 +113,7 @@ class Disposition(StrEnum):
 
 
 def disposition(
-    record: DeadLetterRecord,
+    record: Incoming,
     tenant: str | None,
     selection: ReplayFilter,
     *,
@@ -148,7 +127,7 @@ def disposition(
         return Disposition.FILTERED
     if already_replayed:
         return Disposition.ALREADY_REPLAYED
-    if record.replay_count >= max_replays:
+    if replay_count(record) >= max_replays:
         return Disposition.OVER_MAX
     if limit is not None and replays_so_far >= limit:
         return Disposition.OVER_LIMIT

@@ -10,7 +10,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from worker.tools.replay_select import DeadLetterRecord, Disposition
+from worker.kafka.dlq import replay_count
+from worker.kafka.records import Incoming
+from worker.tools.replay_select import Disposition, error_class_of, turn_of
 
 #: How many dead letters each listing shows.
 LISTED = 10
@@ -28,14 +30,14 @@ class Listed(NamedTuple):
     replay_count: int
 
     @classmethod
-    def of(cls, record: DeadLetterRecord, tenant: str | None) -> Listed:
+    def of(cls, record: Incoming, tenant: str | None) -> Listed:
         return cls(
             record.partition,
             record.offset,
-            record.error_class,
+            error_class_of(record),
             tenant or NO_TENANT,
-            record.turn,
-            record.replay_count,
+            turn_of(record),
+            replay_count(record),
         )
 
 
@@ -55,7 +57,7 @@ class ReplaySummary:
     #: Acknowledged by the broker and written to the replay log.
     replayed: int = 0
 
-    def note(self, record: DeadLetterRecord, tenant: str | None, what: Disposition) -> None:
+    def note(self, record: Incoming, tenant: str | None, what: Disposition) -> None:
         """Count one dead letter (a replay is counted once it is planned)."""
         self.scanned += 1
         self.dispositions[what.value] += 1

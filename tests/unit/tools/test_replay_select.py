@@ -9,17 +9,19 @@ from datetime import UTC, datetime
 import pytest
 
 from worker.kafka import dlq as h
+from worker.kafka.records import Incoming
 from worker.tools.progress import Progress
 from worker.tools.replay import chunk_size
 from worker.tools.replay_log import log_key, log_value, parse_log_key, replayed_set
 from worker.tools.replay_select import (
-    DeadLetterRecord,
     Disposition,
     ReplayFilter,
     disposition,
+    error_class_of,
     parse_time,
     replayed_headers,
     tenant_of,
+    turn_of,
     validate_filter,
 )
 from worker.tools.replay_summary import ReplaySummary
@@ -27,6 +29,7 @@ from worker.tools.replay_summary import ReplaySummary
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 NOW_MS = int(NOW.timestamp() * 1000)
 CLASSES = [c.value for c in h.ErrorClass]
+DLQ = "agent.drafts.dlq"
 
 
 def record(
@@ -38,14 +41,14 @@ def record(
     replays: int | None = None,
     value: bytes = b'{"tenant_id": "acme", "output": "secret words"}',
     key: bytes | None = b"t-1",
-) -> DeadLetterRecord:
+) -> Incoming:
     headers: list[tuple[str, bytes]] = [
         ("traceparent", b"00-abc-def-01"),
         (h.ERROR_CLASS, cls.encode()),
     ]
     if replays is not None:
         headers.append((h.REPLAY_COUNT, str(replays).encode()))
-    return DeadLetterRecord(partition, offset, ts, key, value, tuple(headers))
+    return Incoming(DLQ, partition, offset, ts, key, value, tuple(headers))
 
 
 # --- tenants --------------------------------------------------------------------------------------
@@ -94,23 +97,23 @@ def test_empty_filter_selects_everything() -> None:
     ],
 )
 def test_each_filter(
-    selection: ReplayFilter, rec: DeadLetterRecord, tenant: str | None, selected: bool
+    selection: ReplayFilter, rec: Incoming, tenant: str | None, selected: bool
 ) -> None:
     assert selection.matches(rec, tenant) is selected
 
 
 def test_missing_error_class_header_is_unknown() -> None:
-    rec = DeadLetterRecord(0, 0, 0, None, b"", ())
-    assert rec.error_class == "unknown"
-    assert rec.replay_count == 0
-    assert rec.turn == "-"
+    rec = Incoming(DLQ, 0, 0, 0, None, b"", ())
+    assert error_class_of(rec) == "unknown"
+    assert h.replay_count(rec) == 0
+    assert turn_of(rec) == "-"
     assert not ReplayFilter(error_classes=frozenset({"internal_error"})).matches(rec, None)
 
 
 @pytest.mark.parametrize("raw", [b"x", b"-3", b"\xff"])
 def test_unreadable_replay_count_is_zero_like_the_worker(raw: bytes) -> None:
     rec = record()._replace(headers=((h.REPLAY_COUNT, raw),))
-    assert rec.replay_count == 0
+    assert h.replay_count(rec) == 0
 
 
 @pytest.mark.parametrize(
@@ -139,7 +142,7 @@ def test_a_usable_filter_has_no_problem() -> None:
 # --- dispositions ---------------------------------------------------------------------------------
 
 
-def decide(rec: DeadLetterRecord, **kw: object) -> Disposition:
+def decide(rec: Incoming, **kw: object) -> Disposition:
     args: dict[str, object] = {
         "already_replayed": False,
         "max_replays": 3,
