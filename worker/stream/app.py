@@ -1,7 +1,7 @@
 """The Faust application: one agent on ``agent.drafts``, a deadline timer, health and metrics.
 
-The agent is a thin loop (decode the batch, hand it to :class:`BatchProcessor`, let Faust ack).
-Faust specifics that shape it (see STYLE.md):
+Only the wiring lives here: what the agent and the timer do with a batch or a tick is
+``worker.stream.loop`` (no Faust in it). Faust specifics that shape the wiring (see STYLE.md):
 
 - Batches come from :class:`worker.stream.take.OverlappedTake` (issue 10): it keeps collecting
   the next batch while this one is processed, closes a batch when full or when the intake pauses,
@@ -20,7 +20,9 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, ClassVar
 
 import faust
@@ -31,7 +33,6 @@ from prometheus_client import generate_latest
 from worker import __version__
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
-from worker.kafka.dlq import ErrorClass, dead_letter
 from worker.kafka.publisher import ProducerPublisher
 from worker.kafka.records import Incoming, normalize_headers
 from worker.kafka.topic_specs import FRAMING_BYTES, TURNS_TABLE
@@ -42,7 +43,7 @@ from worker.retry import backoff_delays, half_jitter
 from worker.settings import Settings
 from worker.stream.deadlines import DeadlineScanner
 from worker.stream.faust_access import faust_credentials
-from worker.stream.offsets import OffsetGuard
+from worker.stream.loop import DraftLoop, LoopState, send_due_controls
 from worker.stream.pipeline import BatchProcessor, Outgoing
 from worker.stream.recovery_watchdog import watch_recovery
 from worker.stream.stall_watchdog import OffsetProbe, watch_partitions
@@ -57,9 +58,6 @@ EvidenceFactory = Callable[[Settings], AbstractAsyncContextManager[EvidenceStore
 #: Per-partition producer batch (aiokafka's default is 16 KiB, six typical outputs): a batch of
 #: drafts hands over hundreds of records at once, which then share a few compressed requests.
 PRODUCER_BATCH_BYTES = 512 * 1024
-
-#: How often the deadline scanner also looks for finished turns past their retention.
-EXPIRY_CHECK_EVERY_S = 30.0
 
 
 def to_incoming(event: Any) -> Incoming:
@@ -154,6 +152,26 @@ def _turn_table(app: WorkerApp, settings: Settings) -> Any:
     )
 
 
+class FaustPartitions:
+    """:class:`worker.stream.loop.Partitions` over the Faust app: the one place that says which
+    partitions of ``agent.drafts`` this process owns (for the pages, the loop and the timer)."""
+
+    def __init__(self, app: faust.App, drafts_topic: str) -> None:
+        self._app = app
+        self._topic = drafts_topic
+
+    def owned(self) -> frozenset[int]:
+        return frozenset(
+            tp.partition for tp in self._app.assignor.assigned_actives() if tp.topic == self._topic
+        )
+
+    def generation(self) -> int:
+        return int(self._app.consumer_generation_id)
+
+    async def seek(self, partition: int, offset: int) -> None:
+        await self._app.consumer.seek(faust.types.TP(self._topic, partition), offset)
+
+
 def build_app(
     settings: Settings,
     *,
@@ -167,7 +185,6 @@ def build_app(
 
     ``health`` is what the evidence adapters report about store reachability (``/ready``).
     """
-    store_health = health or StoreHealth()
     app = _new_app(settings)
     drafts_topic = app.topic(
         settings.topics.drafts,
@@ -179,16 +196,82 @@ def build_app(
     )
     table = _turn_table(app, settings)
     turns = FaustTurnStore(table, defer_changelog=True)
-    changelog_topic = table.changelog_topic.get_topic_name()
-
-    def changelog_records() -> list[Outgoing]:
-        return [
-            Outgoing(changelog_topic, key, value, (), partition)
-            for partition, key, value in turns.take_unsent()
-        ]
 
     scanner = DeadlineScanner(turns, retention_s=settings.turn_retention_s)
-    state: dict[str, Any] = {"started": time.monotonic(), "batches": 0}
+    state = LoopState(started=time.monotonic())
+    partitions = FaustPartitions(app, settings.topics.drafts)
+    adapters = _Adapters(
+        settings=settings,
+        evidence_factory=evidence_factory,
+        policies=policies,
+        metrics=metrics,
+        clock=clock,
+        turns=turns,
+        changelog_topic=table.changelog_topic.get_topic_name(),
+    )
+    _wire_agent(app, drafts_topic, state, partitions=partitions, adapters=adapters)
+    _wire_timers(app, settings, state, partitions=partitions, scanner=scanner, clock=clock)
+    _wire_watchdogs(app, settings, state, metrics)
+    _wire_pages(
+        app,
+        settings,
+        state,
+        partitions=partitions,
+        metrics=metrics,
+        store_health=health or StoreHealth(),
+    )
+    return app
+
+
+@dataclass(frozen=True)
+class _Adapters:
+    """What the agent needs to open its pipeline on the first batch."""
+
+    settings: Settings
+    evidence_factory: EvidenceFactory
+    policies: PolicyBook
+    metrics: Metrics
+    clock: Callable[[], datetime]
+    turns: FaustTurnStore
+    changelog_topic: str
+
+    def changelog_records(self) -> list[Outgoing]:
+        """The turn table's deferred changelog records, sent with the batch's outputs."""
+        return [
+            Outgoing(self.changelog_topic, key, value, (), partition)
+            for partition, key, value in self.turns.take_unsent()
+        ]
+
+    async def open(
+        self, resources: AsyncExitStack, publisher: ProducerPublisher
+    ) -> tuple[BatchProcessor, OffsetProbe | None]:
+        """The pipeline over the evidence adapters, and the offset probe (if the broker answers)."""
+        evidence = await _open_evidence(resources, self.settings, self.evidence_factory)
+        probe = await _open_probe(resources, self.settings)
+        processor = BatchProcessor(
+            settings=self.settings,
+            evidence=evidence,
+            turns=self.turns,
+            publisher=publisher,
+            policies=self.policies,
+            metrics=self.metrics,
+            worker_version=__version__,
+            clock=self.clock,
+            also_publish=self.changelog_records,
+        )
+        return processor, probe
+
+
+def _wire_agent(
+    app: faust.App,
+    drafts_topic: Any,
+    state: LoopState,
+    *,
+    partitions: FaustPartitions,
+    adapters: _Adapters,
+) -> None:
+    """The one agent on ``agent.drafts``: overlapped batches into :class:`DraftLoop`."""
+    settings = adapters.settings
 
     @app.agent(drafts_topic, concurrency=1)
     async def process_drafts(stream: Any) -> AsyncIterator[None]:
@@ -196,10 +279,10 @@ def build_app(
         # conductor only when the agent first iterates it, and a record fetched before that
         # reaches no channel and is silently passed over. So the adapters open on the first batch.
         publisher = ProducerPublisher(app.producer)
-        guard = OffsetGuard()
         async with AsyncExitStack() as resources:
-            processor: BatchProcessor | None = None
-            probe: OffsetProbe | None = None
+            loop = DraftLoop(
+                state, partitions, partial(adapters.open, resources, publisher), adapters.metrics
+            )
             take = OverlappedTake(
                 stream,
                 settings.batch_size,
@@ -207,68 +290,58 @@ def build_app(
                 max_wait=settings.batch_wait_s,
             )
             async for events in take.batches():
-                state["busy"] = True
-                started = time.monotonic()
-                if processor is None:
-                    evidence = await _open_evidence(resources, settings, evidence_factory)
-                    probe = await _open_probe(resources, settings)
-                    processor = BatchProcessor(
-                        settings=settings,
-                        evidence=evidence,
-                        turns=turns,
-                        publisher=publisher,
-                        policies=policies,
-                        metrics=metrics,
-                        worker_version=__version__,
-                        clock=clock,
-                        also_publish=changelog_records,
-                    )
-                try:
-                    batch = await _in_order(
-                        app,
-                        settings,
-                        guard=guard,
-                        probe=probe,
-                        state=state,
-                        events=events,
-                        take=take,
-                    )
-                except Exception as exc:  # noqa: BLE001 - never lose the batch in hand over it
-                    log.warning("offsets.guard_failed", error=type(exc).__name__)
-                    batch = [to_incoming(e) for e in events]
-                try:
-                    await processor.process(batch)
-                except Exception as exc:  # noqa: BLE001 - the batch failed as a whole: never ack it silently
-                    log.error("batch.failed", error=type(exc).__name__, records=len(batch))  # noqa: TRY400
-                    await _dead_letter_batch(publisher, settings, batch, type(exc).__name__)
-                state["busy"] = False
-                metrics.batch_seconds.observe(time.monotonic() - started)
-                state["batches"] += 1
+                await loop.take([to_incoming(e) for e in events], take)
                 yield None
+
+
+def _wire_timers(
+    app: faust.App,
+    settings: Settings,
+    state: LoopState,
+    *,
+    partitions: FaustPartitions,
+    scanner: DeadlineScanner,
+    clock: Callable[[], datetime],
+) -> None:
+    """The deadline tick, and the signal that the tables were recovered (re-read them)."""
 
     @app.timer(interval=settings.deadline_scan_interval_s)  # type: ignore[untyped-decorator]
     async def scan_deadlines() -> None:
-        await _send_due_controls(app, settings, scanner, state, clock())
+        await send_due_controls(
+            state,
+            owned=partitions.owned(),
+            scanner=scanner,
+            publisher=ProducerPublisher(app.producer),
+            drafts_topic=settings.topics.drafts,
+            now=clock(),
+        )
 
     @app.on_rebalance_complete.connect
     def on_recovered(_sender: Any, /, *_: Any, signal: Any, **__: Any) -> None:
         # Sent once the tables are recovered: the scanner re-reads them on its next tick.
-        state["recovered"] = True
+        state.recovered = True
 
+
+def _wire_watchdogs(app: faust.App, settings: Settings, state: LoopState, metrics: Metrics) -> None:
     @app.task  # type: ignore[untyped-decorator]
     async def watchdogs() -> None:
         # A stalled table recovery exits the process; an idle lagging partition is re-read.
         await asyncio.gather(
             watch_recovery(app, settings),
-            watch_partitions(app, settings, metrics, busy=lambda: bool(state.get("busy"))),
+            watch_partitions(app, settings, metrics, busy=lambda: state.busy),
         )
 
-    def assigned() -> list[int]:
-        return sorted(
-            tp.partition
-            for tp in app.assignor.assigned_actives()
-            if tp.topic == settings.topics.drafts
-        )
+
+def _wire_pages(
+    app: faust.App,
+    settings: Settings,
+    state: LoopState,
+    *,
+    partitions: FaustPartitions,
+    metrics: Metrics,
+    store_health: StoreHealth,
+) -> None:
+    """``/health`` (liveness), ``/ready`` (readiness) and ``/metrics``: the only pages served."""
 
     @app.page("/health")
     async def health_page(web: Any, request: Any) -> Any:
@@ -277,9 +350,9 @@ def build_app(
             {
                 "status": "ok",
                 "version": __version__,
-                "uptime_s": round(time.monotonic() - state["started"], 1),
-                "batches": state["batches"],
-                "assigned_partitions": assigned(),
+                "uptime_s": round(time.monotonic() - state.started, 1),
+                "batches": state.batches,
+                "assigned_partitions": sorted(partitions.owned()),
             }
         )
 
@@ -291,7 +364,7 @@ def build_app(
             recovering=bool(
                 app.rebalancing or recovery.in_recovery or not recovery.completed.is_set()
             ),
-            assigned=assigned(),
+            assigned=sorted(partitions.owned()),
             stores_down_for=store_health.down_for(),
             store_unreachable_after_s=settings.ready_store_unreachable_s,
         )
@@ -303,37 +376,6 @@ def build_app(
     @app.page("/metrics")
     async def metrics_page(web: Any, request: Any) -> Any:
         return web.bytes(generate_latest(metrics.registry), content_type=METRICS_CONTENT_TYPE)
-
-    return app
-
-
-async def _send_due_controls(
-    app: faust.App,
-    settings: Settings,
-    scanner: DeadlineScanner,
-    state: dict[str, Any],
-    now: datetime,
-) -> None:
-    """Append the control records due now for the partitions this process owns."""
-    owned = {
-        tp.partition for tp in app.assignor.assigned_actives() if tp.topic == settings.topics.drafts
-    }
-    if not owned:
-        return
-    rebuild = state.pop("recovered", False) or owned != state.get("owned")
-    state["owned"] = owned
-    expire = time.monotonic() - state.get("last_expiry", 0.0) >= EXPIRY_CHECK_EVERY_S
-    if expire:
-        state["last_expiry"] = time.monotonic()
-    publisher = ProducerPublisher(app.producer)
-    for rec in scanner.due(now, owned, rebuild=rebuild, expire=expire):
-        try:
-            ack = await publisher.send(
-                settings.topics.drafts, rec.key, rec.value, rec.headers, rec.partition
-            )
-            await ack
-        except Exception as exc:  # noqa: BLE001 - the next tick sends it again
-            log.warning("deadline.send_failed", error=type(exc).__name__)
 
 
 async def _open_evidence(
@@ -365,72 +407,3 @@ async def _open_probe(resources: AsyncExitStack, settings: Settings) -> OffsetPr
     except Exception as exc:  # noqa: BLE001 - the stall watchdog still covers the gap
         log.warning("offsets.probe_unavailable", error=type(exc).__name__)
         return None
-
-
-async def _in_order(
-    app: faust.App,
-    settings: Settings,
-    *,
-    guard: OffsetGuard,
-    probe: OffsetProbe | None,
-    state: dict[str, Any],
-    events: Any,
-    take: OverlappedTake,
-) -> list[Incoming]:
-    """The records of a batch that may be decided now, in partition order (see ``offsets``)."""
-    batch = [to_incoming(e) for e in events]
-    generation = app.consumer_generation_id
-    if state.get("generation") != generation:
-        # A rebalance: Faust resumed every partition from its committed offset. Records buffered
-        # before it, of partitions this process no longer owns, are left to their new owner:
-        # neither decided nor acknowledged here. (Not on the first batch: nothing was buffered
-        # under an earlier assignment.)
-        guard.reset()
-        rebalanced = "generation" in state
-        state["generation"] = generation
-        if rebalanced:
-            drafts = settings.topics.drafts
-            owned = {tp.partition for tp in app.consumer.assignment() if tp.topic == drafts}
-            lost = {rec.partition for rec in batch} - owned
-            if lost:
-                log.info("batch.revoked_records_left", partitions=sorted(lost))
-                take.leave(lost)
-                batch = [rec for rec in batch if rec.partition not in lost]
-    unknown = guard.unknown(batch)
-    if unknown and probe is not None:
-        try:
-            guard.start(await probe.starts(unknown))
-        except Exception as exc:  # noqa: BLE001 - without it, the stall watchdog still re-reads
-            log.warning("offsets.probe_failed", error=type(exc).__name__)
-    admitted, seeks = guard.admit(batch)
-    for partition, offset in seeks.items():
-        log.warning("partition.gap", partition=partition, expected=offset)
-        await app.consumer.seek(faust.types.TP(settings.topics.drafts, partition), offset)
-        # Records of it already buffered were fetched before the seek: they come again, in order.
-        take.discard(partition)
-    return admitted
-
-
-async def _dead_letter_batch(
-    publisher: ProducerPublisher, settings: Settings, batch: list[Incoming], error: str
-) -> None:
-    now_ms = int(time.time() * 1000)
-    for rec in batch:
-        letter = dead_letter(
-            rec,
-            ErrorClass.INTERNAL_ERROR,
-            f"internal error: {error}",
-            failed_at_ms=now_ms,
-            worker_version=__version__,
-        )
-        while True:
-            try:
-                await (
-                    await publisher.send(
-                        settings.topics.dlq, letter.key, letter.value, letter.headers
-                    )
-                )
-                break
-            except Exception as exc:  # noqa: BLE001 - hold the batch until it is dead-lettered
-                log.warning("dlq.retry", error=type(exc).__name__)
-                await asyncio.sleep(1.0)

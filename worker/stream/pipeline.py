@@ -176,6 +176,21 @@ class BatchProcessor:
         report.published = len(out)
         return report
 
+    async def dead_letter_batch(self, batch: Sequence[Incoming], error: str) -> BatchReport:
+        """Dead-letter every record of a batch that failed as a whole (``internal_error``).
+
+        The same dead letters, logs and metrics as one poison record's; returns once the broker
+        acknowledged them all (a broker that refuses them raises, for the caller to retry).
+        """
+        report = BatchReport()
+        out = [
+            self._dead_letter(rec, ErrorClass.INTERNAL_ERROR, f"internal error: {error}", report)
+            for rec in batch
+        ]
+        await self._publish(out)
+        report.published = len(out)
+        return report
+
     # ------------------------------------------------------------------------------------------
     def _classify(self, rec: Incoming) -> _Item:
         item = _Item(incoming=rec)
