@@ -123,55 +123,68 @@ def seed_demo() -> None:
     seed_demo_corpus(_settings())
 
 
+# The options of `replay`, one alias each, so the command reads as a list of its options.
+_ErrorClassOpt = Annotated[
+    list[str] | None, typer.Option("--error-class", help="Only this dlq.error.class (repeatable).")
+]
+_TenantOpt = Annotated[
+    list[str] | None,
+    typer.Option(help="Only drafts whose value's tenant_id is this (repeatable)."),
+]
+_PartitionOpt = Annotated[
+    list[int] | None, typer.Option(help="Only this DLQ partition (repeatable).", min=0)
+]
+_FromOffsetOpt = Annotated[
+    int | None, typer.Option(help="First DLQ offset, inclusive (needs one --partition).", min=0)
+]
+_ToOffsetOpt = Annotated[
+    int | None, typer.Option(help="Last DLQ offset, inclusive (needs one --partition).", min=0)
+]
+_SinceOpt = Annotated[
+    str | None,
+    typer.Option(help="DLQ record time >= this: RFC 3339, epoch ms, or an age like 2h."),
+]
+_UntilOpt = Annotated[
+    str | None,
+    typer.Option(help="DLQ record time < this: RFC 3339, epoch ms, or an age like 30m."),
+]
+_DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Publish nothing; list what would be replayed.")
+]
+_LimitOpt = Annotated[
+    int | None, typer.Option(help="Replay at most this many dead letters.", min=1)
+]
+_RateOpt = Annotated[
+    float | None, typer.Option(help="At most this many records per second.", min=0.001)
+]
+_MaxReplaysOpt = Annotated[
+    int | None,
+    typer.Option(
+        help="Skip dead letters replayed this often (default: GW_REPLAY_MAX_COUNT).", min=0
+    ),
+]
+_FromBeginningOpt = Annotated[
+    bool,
+    typer.Option("--from-beginning", help="Ignore the replay log: replay again what was replayed."),
+]
+_JsonOpt = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
+
+
 @app.command()
 def replay(  # noqa: PLR0917 - one parameter per documented option
-    error_class: Annotated[
-        list[str] | None,
-        typer.Option("--error-class", help="Only this dlq.error.class (repeatable)."),
-    ] = None,
-    tenant: Annotated[
-        list[str] | None,
-        typer.Option(help="Only drafts whose value's tenant_id is this (repeatable)."),
-    ] = None,
-    partition: Annotated[
-        list[int] | None, typer.Option(help="Only this DLQ partition (repeatable).", min=0)
-    ] = None,
-    from_offset: Annotated[
-        int | None, typer.Option(help="First DLQ offset, inclusive (needs one --partition).", min=0)
-    ] = None,
-    to_offset: Annotated[
-        int | None, typer.Option(help="Last DLQ offset, inclusive (needs one --partition).", min=0)
-    ] = None,
-    since: Annotated[
-        str | None,
-        typer.Option(help="DLQ record time >= this: RFC 3339, epoch ms, or an age like 2h."),
-    ] = None,
-    until: Annotated[
-        str | None,
-        typer.Option(help="DLQ record time < this: RFC 3339, epoch ms, or an age like 30m."),
-    ] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Publish nothing; list what would be replayed.")
-    ] = False,
-    limit: Annotated[
-        int | None, typer.Option(help="Replay at most this many dead letters.", min=1)
-    ] = None,
-    rate: Annotated[
-        float | None, typer.Option(help="At most this many records per second.", min=0.001)
-    ] = None,
-    max_replays: Annotated[
-        int | None,
-        typer.Option(
-            help="Skip dead letters replayed this often (default: GW_REPLAY_MAX_COUNT).", min=0
-        ),
-    ] = None,
-    from_beginning: Annotated[
-        bool,
-        typer.Option(
-            "--from-beginning", help="Ignore the replay log: replay again what was replayed."
-        ),
-    ] = False,
-    json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    error_class: _ErrorClassOpt = None,
+    tenant: _TenantOpt = None,
+    partition: _PartitionOpt = None,
+    from_offset: _FromOffsetOpt = None,
+    to_offset: _ToOffsetOpt = None,
+    since: _SinceOpt = None,
+    until: _UntilOpt = None,
+    dry_run: _DryRunOpt = False,
+    limit: _LimitOpt = None,
+    rate: _RateOpt = None,
+    max_replays: _MaxReplaysOpt = None,
+    from_beginning: _FromBeginningOpt = False,
+    json_output: _JsonOpt = False,
 ) -> None:
     """Re-publish dead letters from the DLQ to agent.drafts, once each (see docs/tools.md).
 
@@ -181,41 +194,29 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
     from datetime import UTC, datetime
 
     from worker.kafka.dlq import ErrorClass
-    from worker.tools.replay import EXIT_USAGE, ReplayOptions, run_replay
-    from worker.tools.replay_select import ReplayFilter, parse_time, validate_filter
+    from worker.tools.replay_cli import ReplayArgs, run_replay_command
 
-    settings = _kafka_settings()
-    now = datetime.now(UTC)
-    try:
-        since_ms = None if since is None else parse_time(since, now)
-        until_ms = None if until is None else parse_time(until, now)
-    except ValueError as exc:
-        typer.echo(f"usage error: {exc}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
-    selection = ReplayFilter(
-        error_classes=frozenset(error_class or ()),
-        tenants=frozenset(tenant or ()),
-        partitions=frozenset(partition or ()),
+    args = ReplayArgs(
+        error_classes=error_class or (),
+        tenants=tenant or (),
+        partitions=partition or (),
         from_offset=from_offset,
         to_offset=to_offset,
-        since_ms=since_ms,
-        until_ms=until_ms,
-    )
-    problems = validate_filter(selection, [c.value for c in ErrorClass])
-    if problems:
-        for problem in problems:
-            typer.echo(f"usage error: {problem}", err=True)
-        raise typer.Exit(EXIT_USAGE)
-    options = ReplayOptions(
-        selection=selection,
-        max_replays=settings.replay_max_count if max_replays is None else max_replays,
+        since=since,
+        until=until,
         dry_run=dry_run,
         limit=limit,
         rate=rate,
+        max_replays=max_replays,
         from_beginning=from_beginning,
         json=json_output,
     )
-    raise typer.Exit(run_replay(settings, options))
+    settings = _kafka_settings()
+    raise typer.Exit(
+        run_replay_command(
+            settings, args, now=datetime.now(UTC), known_classes=[c.value for c in ErrorClass]
+        )
+    )
 
 
 @app.command()

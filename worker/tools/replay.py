@@ -127,6 +127,24 @@ class _Run:
             force=force,
         )
 
+    async def take(self, record: Incoming, done: set[tuple[int, int]]) -> None:
+        """Decide one dead letter, count it, and send it if it is to be replayed."""
+        options = self.options
+        tenant = tenant_of(record.value)
+        what = disposition(
+            record,
+            tenant,
+            options.selection,
+            already_replayed=(record.partition, record.offset) in done,
+            max_replays=options.max_replays,
+            replays_so_far=self.summary.planned,
+            limit=options.limit,
+        )
+        self.summary.note(record, tenant, what)
+        if what is Disposition.REPLAY and not options.dry_run:
+            await self.send(record)
+        self.show()
+
     async def send(self, record: Incoming) -> None:
         await self.pacer.wait()
         headers = replayed_headers(record.headers, replay_count(record))
@@ -173,6 +191,36 @@ class _Run:
             )
 
 
+class _Plan(NamedTuple):
+    """What one run reads: the DLQ partitions, their offset bounds, and what was replayed."""
+
+    partitions: list[int]
+    start: dict[int, int] | None
+    stop: dict[int, int] | None
+    done: set[tuple[int, int]]
+
+
+async def _plan(consumer: Any, settings: Settings, options: ReplayOptions) -> _Plan:
+    """The partitions and offsets the options select; the replay log unless ignored."""
+    dlq = settings.topics.dlq
+    partitions = await partitions_of(consumer, dlq)
+    if partitions is None:
+        raise ReplayFailedError(f"dead-letter topic {dlq!r} does not exist")
+    selection = options.selection
+    if selection.partitions:
+        missing = sorted(selection.partitions - set(partitions))
+        if missing:
+            raise ReplayFailedError(f"{dlq!r} has no partition {missing}")
+        partitions = sorted(selection.partitions)
+    done = set() if options.from_beginning else await read_log(consumer, settings)
+    start = stop = None
+    if selection.from_offset is not None:
+        start = dict.fromkeys(partitions, selection.from_offset)
+    if selection.to_offset is not None:
+        stop = dict.fromkeys(partitions, selection.to_offset + 1)
+    return _Plan(partitions, start, stop, done)
+
+
 async def _replay(
     settings: Settings, options: ReplayOptions, summary: ReplaySummary, progress: Progress
 ) -> None:
@@ -180,22 +228,7 @@ async def _replay(
     consumer = batch_consumer(settings)
     await consumer.start()
     try:
-        dlq = settings.topics.dlq
-        partitions = await partitions_of(consumer, dlq)
-        if partitions is None:
-            raise ReplayFailedError(f"dead-letter topic {dlq!r} does not exist")
-        selection = options.selection
-        if selection.partitions:
-            missing = sorted(selection.partitions - set(partitions))
-            if missing:
-                raise ReplayFailedError(f"{dlq!r} has no partition {missing}")
-            partitions = sorted(selection.partitions)
-        done = set() if options.from_beginning else await read_log(consumer, settings)
-        start = stop = None
-        if selection.from_offset is not None:
-            start = dict.fromkeys(partitions, selection.from_offset)
-        if selection.to_offset is not None:
-            stop = dict.fromkeys(partitions, selection.to_offset + 1)
+        plan = await _plan(consumer, settings, options)
         if not options.dry_run:
             await ensure_log_topic(settings)
             run.producer = acked_producer(settings)
@@ -203,27 +236,13 @@ async def _replay(
         try:
             async for raw in read_to_end(
                 consumer,
-                dlq,
-                partitions,
-                start=start,
-                stop=stop,
+                settings.topics.dlq,
+                plan.partitions,
+                start=plan.start,
+                stop=plan.stop,
                 stall_timeout_s=settings.replay_read_timeout_s,
             ):
-                record = from_consumer_record(raw)
-                tenant = tenant_of(record.value)
-                what = disposition(
-                    record,
-                    tenant,
-                    selection,
-                    already_replayed=(record.partition, record.offset) in done,
-                    max_replays=options.max_replays,
-                    replays_so_far=summary.planned,
-                    limit=options.limit,
-                )
-                summary.note(record, tenant, what)
-                if what is Disposition.REPLAY and not options.dry_run:
-                    await run.send(record)
-                run.show()
+                await run.take(from_consumer_record(raw), plan.done)
             await run.flush()
         finally:
             if run.producer is not None:
