@@ -104,12 +104,19 @@ def json_may_hold(text: bytes) -> bool:
     ``False`` is certain: every look-alike of a string shows in its JSON text, except through a
     literal backslash (``\\\\`` in JSON), which answers ``True``. One C-level search rejects
     the common case; each candidate is then tried as in ``lookalike_spans``, with JSON's own
-    escapes (``\\n``, ``\\u0009``…) read as the characters they stand for.
+    escapes (``\\n``, ``\\u0009``…) read as the characters they stand for. A look-alike starts
+    with something that folds to ``[``, which no JSON escape but ``\\u`` can stand for: the
+    others (every newline of a Markdown answer is one) are not tried.
     """
     if b"\\\\" in text:
         return True
     decoded = text.decode("utf-8")
-    return any(_match_at(decoded, at, json=True) is not None for at in _candidates(decoded))
+    for at in _candidates(decoded):
+        if decoded[at] == "\\" and not decoded.startswith("u", at + 1):
+            continue
+        if _match_at(decoded, at, json=True) is not None:
+            return True
+    return False
 
 
 def _candidates(text: str) -> list[int]:

@@ -54,6 +54,11 @@ def redact_text(text: str, visible: Container[CitationRef]) -> str:
         # Nothing to cut: a token needs ``[``; an ASCII look-alike starts at ``[``, ``&`` or
         # ``\\`` (``lookalikes._candidates``). Titles and quotes mostly look like this.
         return text
+    return _redact_passes(text, visible)
+
+
+def _redact_passes(text: str, visible: Container[CitationRef]) -> str:
+    """``redact_text`` without its shortcut for text that holds nothing to cut."""
     for _ in range(_MAX_PASSES):
         cuts = [(t.start, t.end) for t in scan_tokens(text) if not _kept(t.ref, visible)]
         cuts.extend(lookalike_spans(text))

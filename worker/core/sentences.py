@@ -303,9 +303,13 @@ _TOKEN = r"\[(?:OBS|DOC|EVT)-[0-9]++\]"  # noqa: S105 -- a pattern, not a passwo
 #: Tokens need no stop: they hold none of these characters, so stepping over one changes nothing.
 _CLOSER_SET = f"[{re.escape(_CLOSERS)}]"
 _STOP_RE = re.compile(
+    # The look-ahead names every first character: ``re`` then skips to the next one of them in
+    # a tight loop instead of trying each alternative at every position (~25 % of the scan).
+    rf"(?=[`:{_TERMINATORS}])(?:"
     r"`"
     rf"|:(?=(?P<tail>{_CLOSER_SET}*+(?:\s*+{_TOKEN})*+)[ \t\r]*+(?:\n|\Z))"
     rf"|(?P<run>[{_TERMINATORS}]++){_CLOSER_SET}*+(?P<att>(?:\s*+{_TOKEN})++|(?=\s|\Z))\s*+"
+    r")"
 )
 #: Text with no letter or digit outside tokens (``[\W_]`` is exactly ``not str.isalnum()``).
 _NO_WORDS_RE = re.compile(rf"(?:{_TOKEN}|[\W_])*+")
