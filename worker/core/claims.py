@@ -90,18 +90,21 @@ def _answer_units(output: Mapping[str, Any], tokens: Tokens) -> list[ClaimUnit]:
 
 def _report_units(output: Mapping[str, Any], tokens: Tokens) -> list[ClaimUnit]:
     units: list[ClaimUnit] = []
+    refs_of = tokens.refs
+    section_kind, timeline_kind = UnitKind.SECTION, UnitKind.TIMELINE
     for i, section in enumerate(_items(output.get("sections"))):
         body = _text(section.get("body_markdown"))
         if not has_assertion(body):
             continue
-        heading = _text(section.get("heading"))
-        structured = _structured(section, f"sections[{i}]", tokens)
-        refs = _distinct([*_inline(heading, tokens), *_inline(body, tokens), *structured])
-        units.append(ClaimUnit(UnitKind.SECTION, f"sections[{i}]", body, None, refs, i))
+        path = f"sections[{i}]"
+        heading = refs_of(_text(section.get("heading")))
+        refs = _distinct([*heading, *refs_of(body), *_structured(section, path, tokens)])
+        units.append(_new(ClaimUnit, (section_kind, path, body, None, refs, i)))
     for i, entry in enumerate(_items(output.get("timeline"))):
         text = _text(entry.get("text"))
-        refs = _distinct([*_inline(text, tokens), *_structured(entry, f"timeline[{i}]", tokens)])
-        units.append(ClaimUnit(UnitKind.TIMELINE, f"timeline[{i}]", text, None, refs, i))
+        path = f"timeline[{i}]"
+        refs = _distinct([*refs_of(text), *_structured(entry, path, tokens)])
+        units.append(_new(ClaimUnit, (timeline_kind, path, text, None, refs, i)))
     return units
 
 

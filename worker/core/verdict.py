@@ -73,6 +73,8 @@ _QUOTE_RANK = {
     QuoteCheck.MISMATCH: 3,
 }
 _NONE = QuoteCheck.NONE
+#: Resolutions that fail the draft at each occurrence (rule 4).
+_FAILING = frozenset({Resolution.DANGLING, Resolution.NOT_IN_RETRIEVAL})
 _VISIBLE_SOURCE = frozenset({Resolution.RESOLVED, Resolution.NOT_IN_RETRIEVAL})
 #: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.
 _new = tuple.__new__
@@ -306,33 +308,37 @@ def _resolve_all(
     principal = draft.principal
     resolutions: dict[CitationRef, Resolution] = {}
     paths: dict[CitationRef, dict[str, None]] = {}
-    for ref, path, _ in prepared.occurrences:
-        state = resolutions.get(ref)
-        if state is None:
-            state = resolutions[ref] = resolve(ref, evidence.get(ref), principal, retrieval, now)
+    occurrences = prepared.occurrences
+    failing = False
+    for ref, path, _ in occurrences:
+        seen = paths.get(ref)
+        if seen is None:
             paths[ref] = {path: None}
+            state = resolutions[ref] = resolve(ref, evidence.get(ref), principal, retrieval, now)
+            failing = failing or state in _FAILING
         else:
-            paths[ref][path] = None
-        if state is Resolution.RESOLVED:
-            continue
-        if state is Resolution.DANGLING:
-            failures.append(
-                Failure(
-                    code=FailureCode.DANGLING_CITATION,
-                    path=path,
-                    citation=ref.label,
-                    detail="no such source for this tenant",
+            seen[path] = None
+    if failing:  # one failure per occurrence of a failing ref, in document order
+        for ref, path, _ in occurrences:
+            state = resolutions[ref]
+            if state is Resolution.DANGLING:
+                failures.append(
+                    Failure(
+                        code=FailureCode.DANGLING_CITATION,
+                        path=path,
+                        citation=ref.label,
+                        detail="no such source for this tenant",
+                    )
                 )
-            )
-        elif state is Resolution.NOT_IN_RETRIEVAL:
-            failures.append(
-                Failure(
-                    code=FailureCode.NOT_IN_RETRIEVAL,
-                    path=path,
-                    citation=ref.label,
-                    detail="not among the sources retrieved for this turn",
+            elif state is Resolution.NOT_IN_RETRIEVAL:
+                failures.append(
+                    Failure(
+                        code=FailureCode.NOT_IN_RETRIEVAL,
+                        path=path,
+                        citation=ref.label,
+                        detail="not among the sources retrieved for this turn",
+                    )
                 )
-            )
     return resolutions, {ref: tuple(seen) for ref, seen in paths.items()}
 
 
