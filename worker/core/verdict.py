@@ -61,21 +61,14 @@ from worker.core.lookalikes import lookalike_paths
 from worker.core.messages import ClaimValue, GroundingStatus, LedgerValue, SourceValue
 from worker.core.outputs import SCHEMA_FIELDS, validate_output
 from worker.core.policy import LostSupportPolicy, TenantPolicy
-from worker.core.quotes import check_quote
+from worker.core.quotes import check_quotes
 from worker.core.redaction import redact_text, remove_tokens
 
 MAX_DISTINCT_CITATIONS = 1000
 _CODE_ORDER = {code: i for i, code in enumerate(FailureCode)}
-_QUOTE_RANK = {
-    QuoteCheck.NONE: 0,
-    QuoteCheck.EXACT: 1,
-    QuoteCheck.TOLERANT: 2,
-    QuoteCheck.MISMATCH: 3,
-}
 _NONE = QuoteCheck.NONE
 #: Resolutions that fail the draft at each occurrence (rule 4).
 _FAILING = frozenset({Resolution.DANGLING, Resolution.NOT_IN_RETRIEVAL})
-_VISIBLE_SOURCE = frozenset({Resolution.RESOLVED, Resolution.NOT_IN_RETRIEVAL})
 #: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.
 _new = tuple.__new__
 
@@ -187,41 +180,6 @@ def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
     )
 
 
-def _quotes(
-    output: dict[str, Any],
-    resolutions: Mapping[CitationRef, Resolution],
-    evidence: Mapping[CitationRef, EvidenceRecord],
-    failures: list[Failure],
-) -> tuple[dict[CitationRef, str], dict[CitationRef, QuoteCheck]]:
-    """Rule 6 over the top-level ``citations[]`` (the only place a quote may be)."""
-    first_quote: dict[CitationRef, str] = {}
-    worst: dict[CitationRef, QuoteCheck] = {}
-    entries = output.get("citations")
-    if not isinstance(entries, list):
-        return first_quote, worst
-    for index, entry in enumerate(entries):
-        quote = entry.get("quote")
-        if quote is None:
-            continue
-        ref = CitationRef(EvidenceKind(entry["kind"]), entry["id"])
-        if resolutions.get(ref) not in _VISIBLE_SOURCE:
-            continue
-        check = check_quote(quote, evidence[ref].text)
-        first_quote.setdefault(ref, quote)
-        if _QUOTE_RANK[check] > _QUOTE_RANK[worst.get(ref, QuoteCheck.NONE)]:
-            worst[ref] = check
-        if check is QuoteCheck.MISMATCH:
-            failures.append(
-                Failure(
-                    code=FailureCode.QUOTE_MISMATCH,
-                    path=f"citations[{index}].quote",
-                    citation=ref.label,
-                    detail="the quote does not appear in the cited source",
-                )
-            )
-    return first_quote, worst
-
-
 def _claims_out(
     verdicts: list[UnitVerdict],
     resolved: frozenset[CitationRef],
@@ -256,7 +214,7 @@ def evaluate(
     failures = list(prepared.failures)
     resolutions, paths = _resolve_all(prepared, evidence, now, failures)
     hidden = frozenset([r for r, s in resolutions.items() if s in HIDDEN])
-    first_quote, worst = _quotes(output, resolutions, evidence, failures)
+    first_quote, worst = check_quotes(output, resolutions, evidence, failures)
     resolved = frozenset([r for r, s in resolutions.items() if s is Resolution.RESOLVED])
     verdicts = _verdicts(prepared.units, resolved, resolutions, policy.lost_support)
     refused = _unit_failures(verdicts, failures)
