@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Throughput of the pure core: prepare + evaluate + decide (+ serialization) per draft.
 
-    .venv/bin/python scripts/bench_core.py [--rounds 7] [--seconds 1.0]
+    .venv/bin/python scripts/bench_core.py [--rounds 7] [--seconds 1.0] [--profile N]
 
 Two workloads: a typical answer (~2 KB of Markdown, 8 claims, 10 distinct citations, one of them
 hidden from the reader) and a large report (50 sections, a timeline). Each round runs the workload
-for about ``--seconds`` on one core; the median drafts/s over the rounds is printed. Not a test:
-timings depend on the machine. Target: >= 5,000 typical drafts/s.
+for about ``--seconds`` on one core; the median drafts/s over the rounds is printed, by the wall
+clock and by the process's CPU time (``cpu``: steadier on a machine shared with other work). Not a
+test: timings depend on the machine. Targets (issue 10): >= 10,000 typical drafts/s, >= 2,000
+report drafts/s.
+
+``--profile N``: instead, cProfile each of the two workloads and print the share of the core's
+time in each stage (prepare, evaluate, decide) and the N functions with the most own time.
 
 Baseline (house rule: every figure also as a ratio against a baseline measured in the same run):
 ``parse_envelope`` of the very same record values (orjson decode plus the envelope checks), timed
@@ -25,6 +30,8 @@ fields and are all ``omitted``; and the typical answer under ten claims that all
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import statistics
 import sys
 import time
@@ -220,13 +227,14 @@ def one(d: Draft, records: dict[CitationRef, EvidenceRecord], policy: TenantPoli
     return decide(None, prepared, ev, policy, NOW, "bench").outcome
 
 
-def rate(work: Callable[[], int], seconds: float) -> float:
-    """Items per second of ``work`` (which returns how many items it did), for ``seconds``."""
+def rate(work: Callable[[], int], seconds: float) -> tuple[float, float]:
+    """Items per second of ``work`` (which returns how many items it did), for ``seconds``: by
+    the wall clock and by the process's CPU time."""
     count = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     while (elapsed := time.perf_counter() - start) < seconds:
         count += work()
-    return count / elapsed
+    return count / elapsed, count / max(time.process_time() - cpu, 1e-9)
 
 
 def bench(name: str, output: dict[str, Any], kind: DraftKind, rounds: int, seconds: float) -> None:
@@ -247,16 +255,18 @@ def bench(name: str, output: dict[str, Any], kind: DraftKind, rounds: int, secon
             parsed(v, n)
         return len(values)
 
-    core_rates, base_rates, ratios = [], [], []
+    core_rates, cpu_rates, base_rates, ratios = [], [], [], []
     for _ in range(rounds):
-        base = rate(baseline, seconds / 4)
-        got = rate(core, seconds)
+        base, _ = rate(baseline, seconds / 4)
+        got, cpu = rate(core, seconds)
         core_rates.append(got)
+        cpu_rates.append(cpu)
         base_rates.append(base)
         ratios.append(base / got)
     print(
         f"{name:15s} outcome={outcome:9s} core median {statistics.median(core_rates):7.0f} "
-        f"drafts/s (min {min(core_rates):.0f}, max {max(core_rates):.0f}); "
+        f"drafts/s (min {min(core_rates):.0f}, max {max(core_rates):.0f}; "
+        f"cpu {statistics.median(cpu_rates):.0f}/s); "
         f"parse_envelope {statistics.median(base_rates):7.0f}/s; "
         f"core = {statistics.median(ratios):5.1f} x parse_envelope ({rounds} rounds, "
         f"{len(values[0])} B envelope)"
@@ -316,8 +326,8 @@ def bench_claims(
     for _ in range(rounds):
         a, b = [], []
         for _ in range(4):  # alternate short slices so drift hits both alike
-            a.append(rate(work(POLICY), seconds / 8))
-            b.append(rate(work(claims), seconds / 8))
+            a.append(rate(work(POLICY), seconds / 8)[0])
+            b.append(rate(work(claims), seconds / 8)[0])
         without.append(statistics.mean(a))
         with_claims.append(statistics.mean(b))
         ratios.append(with_claims[-1] / without[-1])
@@ -330,11 +340,38 @@ def bench_claims(
     )
 
 
+def profile(name: str, output: dict[str, Any], kind: DraftKind, top: int) -> None:
+    """cProfile of the core on one workload: each stage's share, then the costliest functions."""
+    records = corpus()
+    drafts = [parsed(envelope(output, kind, n), n) for n in range(64)]
+    profiler = cProfile.Profile()
+    deadline = time.perf_counter() + 2.0
+    profiler.enable()
+    while time.perf_counter() < deadline:
+        for d in drafts:
+            one(d, records)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    by_name = {func[2]: row[3] for func, row in stats.stats.items()}  # type: ignore[attr-defined]
+    total = by_name["one"]
+    shares = ", ".join(
+        f"{stage} {by_name.get(stage, 0.0) / total:5.1%}"
+        for stage in ("prepare", "evaluate", "decide")
+    )
+    print(f"== {name}: share of the core's time (cProfile): {shares}")
+    stats.sort_stats("tottime").print_stats(top)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--profile", type=int, default=0, metavar="N")
     args = parser.parse_args()
+    if args.profile:
+        profile("typical answer", typical_answer(), DraftKind.ANSWER, args.profile)
+        profile("large report", large_report(), DraftKind.REPORT, args.profile)
+        return
     bench("typical answer", typical_answer(), DraftKind.ANSWER, args.rounds, args.seconds)
     bench("large report", large_report(), DraftKind.REPORT, args.rounds, args.seconds)
     proposal, answer = typical_proposal(), typical_answer()

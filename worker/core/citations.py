@@ -1,41 +1,56 @@
-"""Finding citations: inline ``[OBS-12]`` tokens in text, and every citation of an agent output.
+"""Every citation of an agent output, with its path (contract §3.3).
 
-Decisions (contract §3.3):
+The token grammar and the scan of one string are ``worker.core.tokens`` (re-exported here).
 
-- Grammar ``\\[(OBS|DOC|EVT)-([0-9]+)\\]`` with ASCII digits only (``re``'s ``\\d`` would also match
-  Arabic-Indic and other Unicode digits, which the seed's JS regex does not).
-- Leading zeros are insignificant: ``[OBS-007]`` is OBS id 7 (the seed's validator does ``+m[2]``).
-- An id with more than ``MAX_ID_DIGITS`` significant digits is *overlong*: it is never turned into
-  an ``int`` (CPython refuses more than 4,300 digits by default, and str→int is quadratic), so it is
-  not a ``TokenMatch`` and not an ``Occurrence``. ``find_overlong_ids`` reports the paths of the
-  strings holding one, for the caller to fail as ``schema_invalid``; redaction still removes such
-  tokens (``scan_tokens`` yields them with ``ref=None``). Ids above ``MAX_SOURCE_ID`` but within the
-  digit limit are ordinary refs (dangling later).
-- Linear time: the pattern uses a possessive quantifier (``[0-9]++``, Python 3.11+), so an attempt
-  never gives digits back; an attempt only gets past its first character at a ``[``, and the digit
-  runs after different ``[`` are disjoint, so every character is examined O(1) times.
-  ``scripts/bench_extract.py`` shows it.
+Decisions:
+
 - ``extract`` walks the output with an explicit stack (no recursion limit) in document order. Only
   the contract's structured paths are structured (``citations[i]``, ``claims[i].citations[j]``,
   ``sections[i].citations[j]``, ``timeline[i].citations[j]``, ``grounding.observations[k]``); a
   ``citations`` key elsewhere is plain data whose strings are still scanned. A structured entry
   that is not a valid ``{kind, id}`` (or bare int for observations) raises ``ValueError``: the
   output must be schema-valid first, and skipping it would hide a citation.
+- Overlong ids (``worker.core.tokens``) are left out of the occurrences: ``find_overlong_ids``
+  names the strings holding one, for the verdict to fail the draft first.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from worker.core.evidence import CitationRef, EvidenceKind
+from worker.core.tokens import (
+    MAX_ID_DIGITS,
+    TOKEN_RE,
+    RawToken,
+    TokenMatch,
+    Tokens,
+    find_tokens,
+    has_overlong_token,
+    parse_id,
+    scan_tokens,
+)
 
-#: More significant digits than this and an id is not converted to ``int`` (see module docstring).
-MAX_ID_DIGITS = 1000
-
-#: The citation token; possessive ``++`` so a failed attempt never backtracks through digits.
-TOKEN_RE = re.compile(r"\[(OBS|DOC|EVT)-([0-9]++)\]")
+__all__ = [
+    "MAX_ID_DIGITS",
+    "TOKEN_RE",
+    "IdTooLong",
+    "Occurrence",
+    "RawToken",
+    "TokenMatch",
+    "Tokens",
+    "entry_ref",
+    "entry_ref_or_none",
+    "extract",
+    "find_overlong_ids",
+    "find_tokens",
+    "has_overlong_token",
+    "observation_ref",
+    "parse_id",
+    "scan_tokens",
+    "walk_strings",
+]
 
 _KINDS = {k.value: k for k in EvidenceKind}
 #: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.
@@ -43,26 +58,6 @@ _new = tuple.__new__
 _UNIT_LISTS = frozenset({"claims", "sections", "timeline"})
 #: The role of the items of a list, by the list's role.
 _ITEM_ROLE = {"units": "unit", "citations": "entry", "observations": "observation"}
-#: Item roles that are citations themselves, whatever their value.
-_LEAF_ROLES = frozenset({"entry", "observation"})
-
-
-class TokenMatch(NamedTuple):
-    """One inline token whose id could be held."""
-
-    ref: CitationRef
-    #: ``text[start:end]`` is the whole token, brackets included.
-    start: int
-    end: int
-
-
-class RawToken(NamedTuple):
-    """Any token of the grammar, overlong ones included (what redaction must remove)."""
-
-    #: ``None`` when the id has more than ``MAX_ID_DIGITS`` significant digits.
-    ref: CitationRef | None
-    start: int
-    end: int
 
 
 class Occurrence(NamedTuple):
@@ -79,97 +74,6 @@ class IdTooLong(NamedTuple):
     """A string holding a token whose id has more than ``MAX_ID_DIGITS`` significant digits."""
 
     path: str
-
-
-def parse_id(digits: str) -> int | None:
-    """The id of an ASCII digit string, or ``None`` when it is overlong."""
-    if len(digits) <= MAX_ID_DIGITS:
-        return int(digits)  # leading zeros are fine for int(); at most 1,000 digits
-    significant = digits.lstrip("0")
-    if len(significant) > MAX_ID_DIGITS:
-        return None
-    return int(significant) if significant else 0
-
-
-def scan_tokens(text: str) -> list[RawToken]:
-    """Every token of the grammar in ``text``, left to right, in linear time."""
-    if "[" not in text:  # a C-level scan: most strings hold no token at all
-        return []
-    out: list[RawToken] = []
-    for m in TOKEN_RE.finditer(text):
-        ident = parse_id(m[2])
-        start, end = m.span()
-        ref = None if ident is None else _new(CitationRef, (_KINDS[m[1]], ident))
-        out.append(_new(RawToken, (ref, start, end)))
-    return out
-
-
-def find_tokens(text: str) -> list[TokenMatch]:
-    """The tokens of ``text`` whose ids can be held, in order (overlong ones are left out)."""
-    return _find(text)[0]
-
-
-def _find(text: str) -> tuple[list[TokenMatch], bool]:
-    """``find_tokens(text)``, and whether that is every token of the grammar (none overlong)."""
-    if "[" not in text:  # a C-level scan: most strings hold no token at all
-        return [], True
-    out: list[TokenMatch] = []
-    every = True
-    for m in TOKEN_RE.finditer(text):
-        digits = m[2]
-        ident = int(digits) if len(digits) <= MAX_ID_DIGITS else parse_id(digits)
-        if ident is None:
-            every = False
-        else:
-            start, end = m.span()
-            out.append(_new(TokenMatch, (_new(CitationRef, (_KINDS[m[1]], ident)), start, end)))
-    return out, every
-
-
-class Tokens:
-    """The ``find_tokens`` of each string of one draft, scanned once and shared.
-
-    Extraction, claim units and redaction all need the tokens of the same strings; one instance
-    per draft (``Prepared.tokens``) keeps the scan to one per distinct string. Keyed by the
-    string's value, so it is correct whatever object a caller passes. Callers must not mutate a
-    returned list. It holds only what can be derived from the strings, so any two memos compare
-    equal: a ``Prepared`` compares by its values.
-    """
-
-    __slots__ = ("_found",)
-
-    def __init__(self) -> None:
-        self._found: dict[str, tuple[list[TokenMatch], bool]] = {}
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Tokens)
-
-    def __hash__(self) -> int:
-        return 0
-
-    def __repr__(self) -> str:
-        return f"<Tokens of {len(self._found)} strings>"
-
-    def _get(self, text: str) -> tuple[list[TokenMatch], bool]:
-        found = self._found.get(text)
-        if found is None:
-            found = self._found[text] = _find(text)
-        return found
-
-    def __call__(self, text: str) -> list[TokenMatch]:
-        """``find_tokens(text)``, from the memo when ``text`` was scanned before."""
-        return self._get(text)[0]
-
-    def spans(self, text: str) -> list[tuple[int, int]] | None:
-        """The spans of every token of the grammar in ``text``; ``None`` if one is overlong
-        (then only ``scan_tokens`` has them all)."""
-        matches, every = self._get(text)
-        return [(t.start, t.end) for t in matches] if every else None
-
-
-def has_overlong_token(text: str) -> bool:
-    """Whether ``text`` holds a token with an overlong id."""
-    return any(t.ref is None for t in scan_tokens(text))
 
 
 def join_path(parent: str, key: str) -> str:
@@ -189,19 +93,19 @@ def walk_strings(output: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             yield path, value
 
 
-def extract(
-    output: Mapping[str, Any], tokens: Callable[[str], list[TokenMatch]] = find_tokens
-) -> list[Occurrence]:
+def extract(output: Mapping[str, Any], tokens: Tokens | None = None) -> list[Occurrence]:
     """Every citation of a schema-valid output, in document order, with its field path.
 
     Overlong tokens are left out: call ``find_overlong_ids`` first and fail the draft on any.
-    ``tokens`` finds the tokens of one string (a per-draft ``Tokens`` memo shares the scan).
+    ``tokens``: the draft's memo, shared with the claim units (a fresh one when ``None``); the
+    refs of every string and structured citation list read here are in it afterwards.
     The walk is ``_walk``'s, minus the nodes that cannot hold a citation (a string without ``[``,
     a scalar in a plain data position), with one function per structured role: the contract's
     positions are a few fixed levels (root, unit list, unit, citation list, grounding), so only
     plain data needs the general walk (an explicit stack: no recursion limit).
     """
     found: list[Occurrence] = []
+    tokens = Tokens() if tokens is None else tokens
     if _shape(output) is _MAP:
         _root(found, tokens, output)
     else:
@@ -210,7 +114,7 @@ def extract(
 
 
 _Found = list[Occurrence]
-_Scan = Callable[[str], list[TokenMatch]]
+_Scan = Tokens
 #: What the walk needs to know of a value: string, list-like, mapping, or anything else.
 _STR, _SEQ, _MAP, _SCALAR = "str", "seq", "map", "scalar"
 _SHAPES: dict[type, str] = {
@@ -240,7 +144,7 @@ def _shape(value: Any) -> str:
 
 def _inline(found: _Found, tokens: _Scan, path: str, text: str) -> None:
     if "[" in text:
-        found.extend([_new(Occurrence, (t[0], path, True)) for t in tokens(text)])
+        found.extend([_new(Occurrence, (ref, path, True)) for ref in tokens.refs(text)])
 
 
 def _root(found: _Found, tokens: _Scan, output: Mapping[Any, Any]) -> None:
@@ -264,16 +168,31 @@ def _root(found: _Found, tokens: _Scan, output: Mapping[Any, Any]) -> None:
 
 def _entries(found: _Found, tokens: _Scan, path: str, items: Sequence[Any]) -> None:
     """A structured citation list: every item is an entry (its strings are plain data)."""
+    refs: list[CitationRef] = []
     for i, item in enumerate(items):
         at = f"{path}[{i}]"
-        found.append(_new(Occurrence, (entry_ref(item, at), at, False)))
-        for key, child in item.items():  # a Mapping: entry_ref checked it
+        if (  # the JSON case inline (``entry_ref_or_none``'s first test)
+            type(item) is dict
+            and type(kind := item.get("kind")) is str
+            and type(ident := item.get("id")) is int
+            and ident >= 0
+            and kind in _KINDS
+        ):
+            ref = _new(CitationRef, (_KINDS[kind], ident))
+        else:
+            ref = entry_ref(item, at)
+        refs.append(ref)
+        found.append(_new(Occurrence, (ref, at, False)))
+        if len(item) == 2:  # a Mapping holding a checked kind and id: nothing else to read
+            continue
+        for key, child in item.items():
             shape = _shape(child)
             if shape is _STR:
                 if "[" in child:
                     _inline(found, tokens, f"{at}.{key!s}", child)
             elif shape is not _SCALAR:
                 _data(found, tokens, f"{at}.{key!s}", child)
+    tokens.remember_entries(items, refs)
 
 
 def _units(found: _Found, tokens: _Scan, path: str, items: Sequence[Any]) -> None:
@@ -281,21 +200,32 @@ def _units(found: _Found, tokens: _Scan, path: str, items: Sequence[Any]) -> Non
     for i, item in enumerate(items):
         shape = _shape(item)
         if shape is _MAP:
-            at = f"{path}[{i}]"
-            for key, child in item.items():
-                inner = _shape(child)
-                if inner is _STR:
-                    if "[" in child:  # the path is built only for a string that may cite
-                        _inline(found, tokens, f"{at}.{key!s}", child)
-                elif inner is _SEQ and key == "citations":
-                    _entries(found, tokens, f"{at}.{key!s}", child)
-                elif inner is _SEQ or inner is _MAP:
-                    _data(found, tokens, f"{at}.{key!s}", child)
+            _unit(found, tokens, f"{path}[{i}]", item)
         elif shape is _STR:
             if "[" in item:
                 _inline(found, tokens, f"{path}[{i}]", item)
         elif shape is _SEQ:
             _data(found, tokens, f"{path}[{i}]", item)
+
+
+def _unit(found: _Found, tokens: _Scan, at: str, item: Mapping[Any, Any]) -> None:
+    """One item of a unit list: its strings, its ``citations`` list, and any other data."""
+    for key, child in item.items():
+        kind = type(child)  # exact JSON types first: one identity test each
+        if kind is str:
+            if "[" in child:  # the path is built only for a string that may cite
+                _inline(found, tokens, f"{at}.{key!s}", child)
+            continue
+        if kind is int or kind is float or kind is bool or child is None:
+            continue
+        inner = _shape(child)
+        if inner is _STR:
+            if "[" in child:
+                _inline(found, tokens, f"{at}.{key!s}", child)
+        elif inner is _SEQ and key == "citations":
+            _entries(found, tokens, f"{at}.{key!s}", child)
+        elif inner is _SEQ or inner is _MAP:
+            _data(found, tokens, f"{at}.{key!s}", child)
 
 
 def _grounding(found: _Found, tokens: _Scan, path: str, grounding: Mapping[Any, Any]) -> None:

@@ -150,18 +150,7 @@ def redact_output(  # noqa: PLR0917 -- optional helpers from the verdict
     ``tokens``: the draft's token memo, if any (saves rescanning the strings). ``places``: the
     ``hidden_places`` of every occurrence of a hidden ref; ``None`` means anywhere (all rebuilt).
     """
-    spans: list[tuple[int, int, str]] = []
-    items: dict[tuple[str, int], UnitStatus] = {}
-    for unit, status in verdicts:
-        if status not in (UnitStatus.HEDGED, UnitStatus.OMITTED):
-            continue
-        if unit.kind is UnitKind.SENTENCE and unit.span is not None:
-            text = hedge_sentence if status is UnitStatus.HEDGED else ""
-            spans.append((unit.span[0], unit.span[1], text))
-        else:
-            match = _ITEM.match(unit.path)
-            if match is not None:
-                items[(match.group(1), int(match.group(2)))] = status
+    spans, items = _actions(verdicts, hedge_sentence)
     if not hidden_refs and not spans and not items:
         return output
     hidden = _hidden(hidden_refs, tokens)
@@ -173,8 +162,7 @@ def redact_output(  # noqa: PLR0917 -- optional helpers from the verdict
         # anything else is rebuilt rather than trusted to parse back.
         if untouched and places is not None and key not in places and _plain_key(key):
             out[key] = value  # nothing hidden in it, nothing hedged or omitted
-            continue
-        if key == "answer_markdown" and isinstance(value, str):
+        elif key == "answer_markdown" and isinstance(value, str):
             if spans:
                 out[key] = remove_tokens(replace_spans(value, sorted(spans)), hidden_refs)
             else:
@@ -182,24 +170,7 @@ def redact_output(  # noqa: PLR0917 -- optional helpers from the verdict
         elif key == "citations" and isinstance(value, list):
             out[key] = _visible_entries(value, hidden)
         elif key in _STRUCTURED_LISTS and isinstance(value, list):
-            kept: list[Any] = []
-            for index, item in enumerate(value):
-                action = items.get((key, index))
-                if action is UnitStatus.OMITTED:
-                    continue
-                if action is None and places is not None and (key, index) not in places:
-                    kept.append(item)
-                    continue
-                new = {
-                    k: _visible_entries(v, hidden) if k == "citations" else _scrub(v, hidden)
-                    for k, v in item.items()
-                }
-                if action is UnitStatus.HEDGED:
-                    new[_TEXT_FIELD[key]] = hedge_sentence
-                    if key == "sections" and "heading" in new:
-                        new["heading"] = ""  # its words are the unit's too (see docstring)
-                kept.append(new)
-            out[key] = kept
+            out[key] = _unit_list(key, value, items, hidden, hedge_sentence, places)
         elif key == "grounding" and isinstance(value, dict):
             out[key] = {
                 k: (
@@ -212,3 +183,53 @@ def redact_output(  # noqa: PLR0917 -- optional helpers from the verdict
         else:
             out[key] = _scrub(value, hidden)
     return out
+
+
+def _actions(
+    verdicts: Sequence[UnitVerdict], hedge_sentence: str
+) -> tuple[list[tuple[int, int, str]], dict[tuple[str, int], UnitStatus]]:
+    """What hedging and omitting do: replacements of ``answer_markdown`` sentence spans, and the
+    status of each hedged or omitted item of a unit list, by ``(list key, index)``."""
+    spans: list[tuple[int, int, str]] = []
+    items: dict[tuple[str, int], UnitStatus] = {}
+    for unit, status in verdicts:
+        if status not in (UnitStatus.HEDGED, UnitStatus.OMITTED):
+            continue
+        if unit.kind is UnitKind.SENTENCE and unit.span is not None:
+            text = hedge_sentence if status is UnitStatus.HEDGED else ""
+            spans.append((unit.span[0], unit.span[1], text))
+        else:
+            match = _ITEM.match(unit.path)
+            if match is not None:
+                items[(match.group(1), int(match.group(2)))] = status
+    return spans, items
+
+
+def _unit_list(  # noqa: PLR0917 -- the parts of redact_output's state this list needs
+    key: str,
+    value: list[Any],
+    items: Mapping[tuple[str, int], UnitStatus],
+    hidden: _Hidden,
+    hedge_sentence: str,
+    places: Container[str | tuple[str, int]] | None,
+) -> list[Any]:
+    """``claims``/``sections``/``timeline`` redacted: omitted items left out, hedged ones' words
+    replaced, hidden citations removed; an item with nothing to do is the agent's own object."""
+    kept: list[Any] = []
+    for index, item in enumerate(value):
+        action = items.get((key, index))
+        if action is UnitStatus.OMITTED:
+            continue
+        if action is None and places is not None and (key, index) not in places:
+            kept.append(item)
+            continue
+        new = {
+            k: _visible_entries(v, hidden) if k == "citations" else _scrub(v, hidden)
+            for k, v in item.items()
+        }
+        if action is UnitStatus.HEDGED:
+            new[_TEXT_FIELD[key]] = hedge_sentence
+            if key == "sections" and "heading" in new:
+                new["heading"] = ""  # its words are the unit's too (see module docstring)
+        kept.append(new)
+    return kept

@@ -9,7 +9,6 @@ Sentences are cut by ``worker.core.sentences`` (its docstring has the rules).
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -72,37 +71,40 @@ def _answer_units(output: Mapping[str, Any], tokens: Tokens) -> list[ClaimUnit]:
     units: list[ClaimUnit] = []
     markdown = output.get("answer_markdown")
     if isinstance(markdown, str):
-        found = tokens(markdown)
-        starts = [t.start for t in found]
         sentence = UnitKind.SENTENCE
+        # A sentence span never cuts a token: its tokens are the matches inside the span.
+        cites = "[" in markdown
+        between = tokens.refs_between
         for index, span in enumerate(sentence_spans(markdown)):
             start, end = span
-            inside = found[bisect_left(starts, start) : bisect_left(starts, end)]
-            refs = tuple(dict.fromkeys([t.ref for t in inside]))
+            refs = tuple(dict.fromkeys(between(markdown, start, end))) if cites else ()
             text = markdown[start:end]
             units.append(_new(ClaimUnit, (sentence, "answer_markdown", text, span, refs, index)))
     for i, claim in enumerate(_items(output.get("claims"))):
         text = _text(claim.get("text"))
         path = f"claims[{i}]"
-        refs = _distinct([*_inline(text, tokens), *_structured(claim, path)])
+        refs = _distinct([*_inline(text, tokens), *_structured(claim, path, tokens)])
         units.append(_new(ClaimUnit, (UnitKind.CLAIM, path, text, None, refs, i)))
     return units
 
 
 def _report_units(output: Mapping[str, Any], tokens: Tokens) -> list[ClaimUnit]:
     units: list[ClaimUnit] = []
+    refs_of = tokens.refs
+    section_kind, timeline_kind = UnitKind.SECTION, UnitKind.TIMELINE
     for i, section in enumerate(_items(output.get("sections"))):
         body = _text(section.get("body_markdown"))
         if not has_assertion(body):
             continue
-        heading = _text(section.get("heading"))
-        structured = _structured(section, f"sections[{i}]")
-        refs = _distinct([*_inline(heading, tokens), *_inline(body, tokens), *structured])
-        units.append(ClaimUnit(UnitKind.SECTION, f"sections[{i}]", body, None, refs, i))
+        path = f"sections[{i}]"
+        heading = refs_of(_text(section.get("heading")))
+        refs = _distinct([*heading, *refs_of(body), *_structured(section, path, tokens)])
+        units.append(_new(ClaimUnit, (section_kind, path, body, None, refs, i)))
     for i, entry in enumerate(_items(output.get("timeline"))):
         text = _text(entry.get("text"))
-        refs = _distinct([*_inline(text, tokens), *_structured(entry, f"timeline[{i}]")])
-        units.append(ClaimUnit(UnitKind.TIMELINE, f"timeline[{i}]", text, None, refs, i))
+        path = f"timeline[{i}]"
+        refs = _distinct([*refs_of(text), *_structured(entry, path, tokens)])
+        units.append(_new(ClaimUnit, (timeline_kind, path, text, None, refs, i)))
     return units
 
 
@@ -132,13 +134,16 @@ def _text(value: Any) -> str:
 
 
 def _inline(text: str, tokens: Tokens) -> list[CitationRef]:
-    return [t.ref for t in tokens(text)]
+    return tokens.refs(text)
 
 
-def _structured(item: Mapping[str, Any], path: str) -> list[CitationRef]:
+def _structured(item: Mapping[str, Any], path: str, tokens: Tokens) -> list[CitationRef]:
     entries = item.get("citations")
     if not isinstance(entries, list | tuple):
         return []
+    known = tokens.entry_refs(entries)
+    if known is not None:  # read by ``extract``
+        return known
     refs: list[CitationRef] = []
     for e in entries:
         ref = entry_ref_or_none(e)

@@ -56,6 +56,8 @@ _FOLD = str.maketrans(
 #: What can never follow the ``[`` of a look-alike (JSON's own arrays start ``[{``, ``["``,
 #: ``[[``, ``[1``) is left out the same way.
 _OPEN = re.compile(r"\[(?!(?:OBS|DOC|EVT)-[0-9]++\]|[{\"\[\]0-9,])")
+_OPEN_BYTES = re.compile(_OPEN.pattern.encode())
+_BACKSLASH, _LETTER_U = ord("\\"), ord("u")
 #: Other characters a look-alike may start with: a reference, an escape, a bracket look-alike.
 _ASCII_STARTS = "&\\"
 _OTHER_STARTS = "\uff3b\ufe47【〔〖〘〚⟦⁅❲⦋⦍⦏⟬⟮⸢⸤"
@@ -104,12 +106,28 @@ def json_may_hold(text: bytes) -> bool:
     ``False`` is certain: every look-alike of a string shows in its JSON text, except through a
     literal backslash (``\\\\`` in JSON), which answers ``True``. One C-level search rejects
     the common case; each candidate is then tried as in ``lookalike_spans``, with JSON's own
-    escapes (``\\n``, ``\\u0009``…) read as the characters they stand for.
+    escapes (``\\n``, ``\\u0009``…) read as the characters they stand for. A look-alike starts
+    with something that folds to ``[``, which no JSON escape but ``\\u`` can stand for: the
+    others (every newline of a Markdown answer is one) are not tried.
     """
-    if b"\\\\" in text:
-        return True
+    unicode_escape = False
+    at = text.find(b"\\")  # the escapes, left to right (one C-level search each)
+    while at >= 0:
+        # An int; a backslash ending the text (no JSON) counts as a literal one: fail safe.
+        escaped = text[at + 1] if at + 1 < len(text) else _BACKSLASH
+        if escaped == _BACKSLASH:
+            return True
+        unicode_escape = unicode_escape or escaped == _LETTER_U
+        at = text.find(b"\\", at + 2)
+    if text.isascii() and not unicode_escape and b"&" not in text and not _OPEN_BYTES.search(text):
+        return False  # no candidate at all (see ``_candidates``): the common case, on the bytes
     decoded = text.decode("utf-8")
-    return any(_match_at(decoded, at, json=True) is not None for at in _candidates(decoded))
+    for at in _candidates(decoded):
+        if decoded[at] == "\\" and not decoded.startswith("u", at + 1):
+            continue
+        if _match_at(decoded, at, json=True) is not None:
+            return True
+    return False
 
 
 def _candidates(text: str) -> list[int]:

@@ -1,38 +1,13 @@
-"""The three agent-output schemas (seed 000) and their validation (contract §3.2).
+"""Validating an agent output against its schema (contract §3.2), and what a failure names.
 
-Models are closed (``extra="forbid"``: a field the validator does not traverse could carry an
-unchecked citation) and strict (no ``"1"`` -> 1, no ``true`` as an integer, no NaN/Infinity).
+The schemas themselves are ``worker.core.output_schemas`` (re-exported here).
 
 Decisions:
 
-- Analyst answer: ``answer_markdown`` is required; ``citations``, ``claims``, ``tool_calls_made``,
-  ``withheld`` and ``no_grounding`` are optional with empty/false defaults.
-- Report draft: ``title`` and ``status`` are required (an agent must affirm ``"DRAFT"``; a missing
-  status is ``schema_invalid``, a string other than ``DRAFT`` is ``published_status``);
-  ``sections``, ``timeline`` and ``base_rates`` default to empty.
-- Proposal: every field but ``auto_appliable`` (default false) is required.
-- A structured citation is ``{kind, id}``; ``quote`` is allowed only in the top-level
-  ``citations[]`` of an answer (where the seed shows it); elsewhere it is an unknown field.
-  ``grounding.observations`` is the one list of bare ids (OBS). An id has at most 1,000 digits.
-- ``timeline[].at`` must parse as an ISO 8601 date-time.
-- Patch shapes, a discriminated union on ``proposal_type`` (all closed; free text is a string,
-  and every string of an output is scanned for citation tokens; no free-form dict keys, which
-  would escape that scan; no structured citation arrays, whose path the extractor does not walk):
-
-  ================  ==============================================================================
-  case_update       ``{case_id: str, status?: open|monitoring|escalated|closed,
-                    priority?: low|medium|high|critical, note?: str}``
-  report_section    ``{report_id: str, section_index?: int>=0 (absent = append), heading: str,
-                    body_markdown: str}``
-  source_mapping    ``{source_id: str, entity_type: str,
-                    mappings: [{source_field: str, target_field: str}] (at least one)}``
-  entity_flag       ``{entity_id: str, flag: watch|review|cleared, reason: str}``
-  adjudication      ``{subject_id: str, decision: confirm|reject|merge|defer, rationale: str,
-                    merge_into?: str}``
-  ================  ==============================================================================
-
 - ``validate_output`` returns the agent's *own* dict (validated, not a normalized dump), so the
-  published output looks like what the agent sent minus redactions; the model is kept alongside.
+  published output looks like what the agent sent minus redactions. An output that
+  ``worker.core.output_shapes`` proves valid skips pydantic (msgspec, ~7 x cheaper); any other
+  goes through pydantic, which writes the failures.
 - Nesting is checked on the raw object first, iteratively (the output object is level 1, a
   container at level 65 fails), so deep input cannot exhaust the stack.
 - More than 1,000 distinct citations is counted by the verdict after extraction (it has the
@@ -45,261 +20,91 @@ Decisions:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from datetime import datetime
-from enum import StrEnum
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from worker.core.failures import Failure, FailureCode
 from worker.core.lookalikes import json_may_hold
-
-MAX_DEPTH = 64
-#: Ids of 1,001 digits or more are ``schema_invalid``.
-ID_LIMIT = 10**1000
-
-
-class DraftKind(StrEnum):
-    """The three agent outputs a draft may carry."""
-
-    ANSWER = "answer"
-    PROPOSAL = "proposal"
-    REPORT = "report"
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
-
-
-def _id_digits(value: int) -> int:
-    if value >= ID_LIMIT:
-        raise ValueError("an id has at most 1,000 digits")
-    return value
-
-
-def _iso8601(value: str) -> str:
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError("not an ISO 8601 date-time") from None
-    return value
-
-
-SourceId = Annotated[int, Field(ge=0), AfterValidator(_id_digits)]
-Confidence = Annotated[float, Field(ge=0.0, le=1.0)]
-Kind = Literal["OBS", "DOC", "EVT"]
-
-
-class Citation(_Strict):
-    """A structured citation ``{kind, id}``; a bare number is never one."""
-
-    kind: Kind
-    id: SourceId
-
-
-class QuotedCitation(Citation):
-    """A top-level ``citations[]`` entry of an answer: may carry the quoted source words."""
-
-    quote: str | None = None
-
-
-class Claim(_Strict):
-    """``claims[]`` of an analyst answer."""
-
-    text: str
-    citations: list[Citation] = []
-    confidence: Confidence | None = None
-
-
-class Withheld(_Strict):
-    """Something the agent deliberately left out, and why."""
-
-    reason: str
-    metric: str | None = None
-
-
-class AnalystAnswer(_Strict):
-    """Analyst answer (seed 000)."""
-
-    answer_markdown: str
-    citations: list[QuotedCitation] = []
-    claims: list[Claim] = []
-    tool_calls_made: list[str] = []
-    withheld: list[Withheld] = []
-    no_grounding: bool = False
-
-
-class Section(_Strict):
-    """A report section."""
-
-    heading: str
-    body_markdown: str
-    citations: list[Citation] = []
-
-
-class TimelineEntry(_Strict):
-    """A report timeline entry."""
-
-    at: Annotated[str, AfterValidator(_iso8601)]
-    text: str
-    citations: list[Citation] = []
-
-
-class BaseRate(_Strict):
-    """A base rate quoted by a report."""
-
-    metric: str
-    value: float
-    sample_n: Annotated[int, Field(ge=0)]
-    interval: str | None = None
-
-
-class ReportDraft(_Strict):
-    """After-action / report draft (seed 000). ``status`` is checked after the schema."""
-
-    title: str
-    sections: list[Section] = []
-    timeline: list[TimelineEntry] = []
-    base_rates: list[BaseRate] = []
-    status: str
-
-
-class Grounding(_Strict):
-    """A proposal's support: reasoning text and bare OBS ids."""
-
-    reasoning: str
-    observations: list[SourceId] = []
-
-
-class CaseUpdatePatch(_Strict):
-    """Change a case's status, priority, or add a note."""
-
-    case_id: str
-    status: Literal["open", "monitoring", "escalated", "closed"] | None = None
-    priority: Literal["low", "medium", "high", "critical"] | None = None
-    note: str | None = None
-
-
-class ReportSectionPatch(_Strict):
-    """Insert (or replace, with ``section_index``) one section of a report."""
-
-    report_id: str
-    section_index: Annotated[int, Field(ge=0)] | None = None
-    heading: str
-    body_markdown: str
-
-
-class FieldMapping(_Strict):
-    """One source field mapped onto one entity field."""
-
-    source_field: str
-    target_field: str
-
-
-class SourceMappingPatch(_Strict):
-    """Map a source's fields onto an entity type."""
-
-    source_id: str
-    entity_type: str
-    mappings: Annotated[list[FieldMapping], Field(min_length=1)]
-
-
-class EntityFlagPatch(_Strict):
-    """Flag an entity."""
-
-    entity_id: str
-    flag: Literal["watch", "review", "cleared"]
-    reason: str
-
-
-class AdjudicationPatch(_Strict):
-    """Adjudicate a subject (merge needs ``merge_into``)."""
-
-    subject_id: str
-    decision: Literal["confirm", "reject", "merge", "defer"]
-    rationale: str
-    merge_into: str | None = None
-
-
-class _ProposalBase(_Strict):
-    summary: str
-    grounding: Grounding
-    confidence: Confidence
-    gate: Literal["Q8", "Q9", "Q10"]
-    auto_appliable: bool = False
-
-
-class CaseUpdateProposal(_ProposalBase):
-    """``proposal_type: case_update``."""
-
-    proposal_type: Literal["case_update"]
-    patch: CaseUpdatePatch
-
-
-class ReportSectionProposal(_ProposalBase):
-    """``proposal_type: report_section``."""
-
-    proposal_type: Literal["report_section"]
-    patch: ReportSectionPatch
-
-
-class SourceMappingProposal(_ProposalBase):
-    """``proposal_type: source_mapping``."""
-
-    proposal_type: Literal["source_mapping"]
-    patch: SourceMappingPatch
-
-
-class EntityFlagProposal(_ProposalBase):
-    """``proposal_type: entity_flag``."""
-
-    proposal_type: Literal["entity_flag"]
-    patch: EntityFlagPatch
-
-
-class AdjudicationProposal(_ProposalBase):
-    """``proposal_type: adjudication``."""
-
-    proposal_type: Literal["adjudication"]
-    patch: AdjudicationPatch
-
-
-Proposal = Annotated[
-    CaseUpdateProposal
-    | ReportSectionProposal
-    | SourceMappingProposal
-    | EntityFlagProposal
-    | AdjudicationProposal,
-    Field(discriminator="proposal_type"),
+from worker.core.output_schemas import (
+    ADAPTERS,
+    ID_LIMIT,
+    PROPOSAL_TYPES,
+    SCHEMA_FIELDS,
+    SCHEMA_KEYS,
+    AdjudicationPatch,
+    AdjudicationProposal,
+    AnalystAnswer,
+    BaseRate,
+    CaseUpdatePatch,
+    CaseUpdateProposal,
+    Citation,
+    Claim,
+    DraftKind,
+    EntityFlagPatch,
+    EntityFlagProposal,
+    FieldMapping,
+    Grounding,
+    Proposal,
+    QuotedCitation,
+    ReportDraft,
+    ReportSectionPatch,
+    ReportSectionProposal,
+    Section,
+    SourceMappingPatch,
+    SourceMappingProposal,
+    TimelineEntry,
+    Withheld,
+)
+from worker.core.output_shapes import proves_valid
+
+__all__ = [
+    "ID_LIMIT",
+    "MAX_DEPTH",
+    "PROPOSAL_TYPES",
+    "SCHEMA_FIELDS",
+    "AdjudicationPatch",
+    "AdjudicationProposal",
+    "AnalystAnswer",
+    "BaseRate",
+    "CaseUpdatePatch",
+    "CaseUpdateProposal",
+    "Citation",
+    "Claim",
+    "DraftKind",
+    "EntityFlagPatch",
+    "EntityFlagProposal",
+    "FieldMapping",
+    "Grounding",
+    "Proposal",
+    "QuotedCitation",
+    "ReportDraft",
+    "ReportSectionPatch",
+    "ReportSectionProposal",
+    "Section",
+    "SourceMappingPatch",
+    "SourceMappingProposal",
+    "TimelineEntry",
+    "ValidatedOutput",
+    "Withheld",
+    "depth_failure",
+    "format_path",
+    "key_label",
+    "validate_output",
 ]
 
-PROPOSAL_TYPES = frozenset(
-    {"case_update", "report_section", "source_mapping", "entity_flag", "adjudication"}
-)
-
-_ADAPTERS: dict[str, TypeAdapter[Any]] = {
-    DraftKind.ANSWER: TypeAdapter(AnalystAnswer),
-    DraftKind.PROPOSAL: TypeAdapter(Proposal),
-    DraftKind.REPORT: TypeAdapter(ReportDraft),
-}
-
-#: kind -> top-level field names (the canonicalizer's wrapper-key rule).
-SCHEMA_FIELDS: Mapping[str, frozenset[str]] = {
-    DraftKind.ANSWER.value: frozenset(AnalystAnswer.model_fields),
-    DraftKind.PROPOSAL.value: frozenset(CaseUpdateProposal.model_fields),
-    DraftKind.REPORT.value: frozenset(ReportDraft.model_fields),
-}
+MAX_DEPTH = 64
+#: The validators by kind (tests reach them under this name).
+_ADAPTERS = ADAPTERS
 
 
 class ValidatedOutput(NamedTuple):
-    """A structurally valid output: the agent's own dict, its model, and rule-2 findings
-    that do not stop the verdict (``published_status``, ``auto_apply_not_allowed``)."""
+    """A structurally valid output: the agent's own dict and the rule-2 findings that do not
+    stop the verdict (``published_status``, ``auto_apply_not_allowed``)."""
 
     kind: str
     value: dict[str, Any]
-    model: BaseModel
     failures: tuple[Failure, ...]
     #: Some string holds a run of more than 1,000 digits (a possible overlong citation id).
     long_digit_run: bool = False
@@ -315,28 +120,13 @@ _DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
 _ZERO_RUN = b"0" * 1001
 
 
-def _schema_keys() -> frozenset[str]:
-    """Every field name of every agent-output model (and the proposal-type tags)."""
-    names: set[str] = set(PROPOSAL_TYPES)
-    todo: list[type[BaseModel]] = [_Strict]
-    while todo:
-        cls = todo.pop()
-        todo.extend(cls.__subclasses__())
-        for name, info in cls.model_fields.items():
-            names.add(info.alias or name)
-    return frozenset(names)
-
-
-_SCHEMA_KEYS = _schema_keys()
-
-
 def key_label(key: object) -> str:
     """A dict key as it may appear in a path: a field name of the schemas, else ``<field>``.
 
     A key the agent invented is model text (``Falcon_priced_4_2B``): paths reach the
     could-not-ground event, which carries codes and paths only.
     """
-    if isinstance(key, str) and key in _SCHEMA_KEYS:
+    if isinstance(key, str) and key in SCHEMA_KEYS:
         return key
     return "<field>"
 
@@ -442,30 +232,38 @@ def validate_output(
     Order: nesting depth (raw, before anything else), then the schema (unknown fields, types,
     bare-number citations, ranges), then ``published_status`` and ``auto_apply_not_allowed``.
     """
-    adapter = _ADAPTERS.get(kind)
+    return _validate(kind, obj, auto_apply_threshold, fast=True)
+
+
+def _validate(
+    kind: str, obj: Any, threshold: float, *, fast: bool
+) -> ValidatedOutput | list[Failure]:
+    """``validate_output``; ``fast``: let ``output_shapes.proves_valid`` spare pydantic the work
+    when it can (``False`` is the plain path its property test compares against)."""
+    adapter = ADAPTERS.get(kind)
     if adapter is None:
         return [Failure(code=FailureCode.SCHEMA_INVALID, detail="unknown output kind")]
     if not isinstance(obj, dict):
         return [Failure(code=FailureCode.SCHEMA_INVALID, detail="the output is not an object")]
-    semantic = _semantic_failures(kind, obj, auto_apply_threshold)
-    # The schemas nest at most a few levels (test_outputs checks it), so an output the schema
-    # accepts is never too deep: the depth walk is only needed to tell which failure comes first
-    # when the schema rejects it. pydantic goes no deeper than the schema, so deep input is safe.
-    try:
-        model = adapter.validate_python(obj)
-    except ValidationError as exc:
-        deep, _ = _scan(obj)
-        if deep is not None:
-            return [deep]
-        return _schema_failures(kind, exc) + semantic
+    semantic = _semantic_failures(kind, obj, threshold)
     try:
         text: bytes | None = orjson.dumps(obj)
     except TypeError:
         text = None
+    if not (fast and text is not None and proves_valid(kind, obj)):
+        # The schemas nest at most a few levels (test_outputs checks it), so an output the schema
+        # accepts is never too deep: the depth walk is only needed to tell which failure comes
+        # first when the schema rejects it. pydantic goes no deeper than the schema.
+        try:
+            adapter.validate_python(obj)
+        except ValidationError as exc:
+            deep, _ = _scan(obj)
+            if deep is not None:
+                return [deep]
+            return _schema_failures(kind, exc) + semantic
     return ValidatedOutput(
         kind=kind,
         value=obj,
-        model=model,
         failures=tuple(semantic),
         long_digit_run=_long_digit_run(obj, text),
         maybe_lookalike=text is None or json_may_hold(text),

@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
+from typing import Any
 
-from worker.core.evidence import QuoteCheck
+from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord, QuoteCheck, Resolution
+from worker.core.failures import Failure, FailureCode
 
 _TRANSLATE = str.maketrans(
     {
@@ -65,3 +68,52 @@ def appear_in_order(pieces: list[str], source: str) -> bool:
             return False
         at = found + len(piece)
     return True
+
+
+_QUOTE_RANK = {
+    QuoteCheck.NONE: 0,
+    QuoteCheck.EXACT: 1,
+    QuoteCheck.TOLERANT: 2,
+    QuoteCheck.MISMATCH: 3,
+}
+_VISIBLE_SOURCE = frozenset({Resolution.RESOLVED, Resolution.NOT_IN_RETRIEVAL})
+
+
+def check_quotes(
+    output: dict[str, Any],
+    resolutions: Mapping[CitationRef, Resolution],
+    evidence: Mapping[CitationRef, EvidenceRecord],
+    failures: list[Failure],
+) -> tuple[dict[CitationRef, str], dict[CitationRef, QuoteCheck]]:
+    """Rule 6 over the top-level ``citations[]`` (the only place a quote may be): each ref's first
+    quote and worst check (mismatch > tolerant > exact > none), a ``quote_mismatch`` per entry.
+
+    Quotes of visible sources only (``resolved``, ``not_in_retrieval``): a hidden citation's entry
+    is removed anyway, and a mismatch on it would tell the reader about a source they may not see.
+    """
+    first_quote: dict[CitationRef, str] = {}
+    worst: dict[CitationRef, QuoteCheck] = {}
+    entries = output.get("citations")
+    if not isinstance(entries, list):
+        return first_quote, worst
+    for index, entry in enumerate(entries):
+        quote = entry.get("quote")
+        if quote is None:
+            continue
+        ref = CitationRef(EvidenceKind(entry["kind"]), entry["id"])
+        if resolutions.get(ref) not in _VISIBLE_SOURCE:
+            continue
+        check = check_quote(quote, evidence[ref].text)
+        first_quote.setdefault(ref, quote)
+        if _QUOTE_RANK[check] > _QUOTE_RANK[worst.get(ref, QuoteCheck.NONE)]:
+            worst[ref] = check
+        if check is QuoteCheck.MISMATCH:
+            failures.append(
+                Failure(
+                    code=FailureCode.QUOTE_MISMATCH,
+                    path=f"citations[{index}].quote",
+                    citation=ref.label,
+                    detail="the quote does not appear in the cited source",
+                )
+            )
+    return first_quote, worst

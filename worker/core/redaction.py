@@ -50,6 +50,15 @@ def redact_text(text: str, visible: Container[CitationRef]) -> str:
     token inside a store's title), overlong tokens go, look-alikes go; no new token or look-alike
     is formed (see the module docstring).
     """
+    if text.isascii() and "[" not in text and "&" not in text and "\\" not in text:
+        # Nothing to cut: a token needs ``[``; an ASCII look-alike starts at ``[``, ``&`` or
+        # ``\\`` (``lookalikes._candidates``). Titles and quotes mostly look like this.
+        return text
+    return _redact_passes(text, visible)
+
+
+def _redact_passes(text: str, visible: Container[CitationRef]) -> str:
+    """``redact_text`` without its shortcut for text that holds nothing to cut."""
     for _ in range(_MAX_PASSES):
         cuts = [(t.start, t.end) for t in scan_tokens(text) if not _kept(t.ref, visible)]
         cuts.extend(lookalike_spans(text))

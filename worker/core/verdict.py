@@ -60,19 +60,15 @@ from worker.core.failures import Failure, FailureCode
 from worker.core.lookalikes import lookalike_paths
 from worker.core.messages import ClaimValue, GroundingStatus, LedgerValue, SourceValue
 from worker.core.outputs import SCHEMA_FIELDS, validate_output
-from worker.core.policy import TenantPolicy
-from worker.core.quotes import check_quote
+from worker.core.policy import LostSupportPolicy, TenantPolicy
+from worker.core.quotes import check_quotes
 from worker.core.redaction import redact_text, remove_tokens
 
 MAX_DISTINCT_CITATIONS = 1000
 _CODE_ORDER = {code: i for i, code in enumerate(FailureCode)}
-_QUOTE_RANK = {
-    QuoteCheck.NONE: 0,
-    QuoteCheck.EXACT: 1,
-    QuoteCheck.TOLERANT: 2,
-    QuoteCheck.MISMATCH: 3,
-}
-_VISIBLE_SOURCE = frozenset({Resolution.RESOLVED, Resolution.NOT_IN_RETRIEVAL})
+_NONE = QuoteCheck.NONE
+#: Resolutions that fail the draft at each occurrence (rule 4).
+_FAILING = frozenset({Resolution.DANGLING, Resolution.NOT_IN_RETRIEVAL})
 #: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.
 _new = tuple.__new__
 
@@ -184,46 +180,6 @@ def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
     )
 
 
-def _quotes(
-    output: dict[str, Any],
-    resolutions: Mapping[CitationRef, Resolution],
-    evidence: Mapping[CitationRef, EvidenceRecord],
-    failures: list[Failure],
-) -> tuple[dict[CitationRef, str], dict[CitationRef, QuoteCheck]]:
-    """Rule 6 over the top-level ``citations[]`` (the only place a quote may be)."""
-    first_quote: dict[CitationRef, str] = {}
-    worst: dict[CitationRef, QuoteCheck] = {}
-    entries = output.get("citations")
-    if not isinstance(entries, list):
-        return first_quote, worst
-    for index, entry in enumerate(entries):
-        quote = entry.get("quote")
-        if quote is None:
-            continue
-        ref = CitationRef(EvidenceKind(entry["kind"]), entry["id"])
-        if resolutions.get(ref) not in _VISIBLE_SOURCE:
-            continue
-        check = check_quote(quote, evidence[ref].text)
-        first_quote.setdefault(ref, quote)
-        if _QUOTE_RANK[check] > _QUOTE_RANK[worst.get(ref, QuoteCheck.NONE)]:
-            worst[ref] = check
-        if check is QuoteCheck.MISMATCH:
-            failures.append(
-                Failure(
-                    code=FailureCode.QUOTE_MISMATCH,
-                    path=f"citations[{index}].quote",
-                    citation=ref.label,
-                    detail="the quote does not appear in the cited source",
-                )
-            )
-    return first_quote, worst
-
-
-def _published(text: str | None, visible: frozenset[CitationRef]) -> str | None:
-    """``text`` as it may leave the worker (``redact_text``), ``None`` kept."""
-    return None if text is None else redact_text(text, visible)
-
-
 def _claims_out(
     verdicts: list[UnitVerdict],
     resolved: frozenset[CitationRef],
@@ -255,52 +211,118 @@ def evaluate(
     if output is None:
         return Evaluation(prepared.failures, False, False, None, (), (), ())
     draft = prepared.draft
+    failures = list(prepared.failures)
+    resolutions, paths = _resolve_all(prepared, evidence, now, failures)
+    hidden = frozenset([r for r, s in resolutions.items() if s in HIDDEN])
+    first_quote, worst = check_quotes(output, resolutions, evidence, failures)
+    resolved = frozenset([r for r, s in resolutions.items() if s is Resolution.RESOLVED])
+    verdicts = _verdicts(prepared.units, resolved, resolutions, policy.lost_support)
+    refused = _unit_failures(verdicts, failures)
+    no_grounding = output.get("no_grounding") is True
+    if no_grounding:
+        failures.append(
+            Failure(
+                code=FailureCode.AGENT_NO_GROUNDING,
+                path="no_grounding",
+                detail="the agent found nothing in scope to ground an answer",
+            )
+        )
+    checks = check_claims(policy.claims, draft.facts, output) if policy.claims else ()
+    if checks:
+        failures.extend(contradictions(checks))
+    failures.sort(key=lambda f: _CODE_ORDER[f.code])
+    places = (
+        hidden_places([o.path for o in prepared.occurrences if o.ref in hidden]) if hidden else None
+    )
+    return Evaluation(
+        failures=tuple(failures),
+        no_grounding=no_grounding,
+        refused=refused,
+        redacted_output=redact_output(
+            output, verdicts, hidden, policy.hedge_sentence, prepared.tokens, places
+        ),
+        claims=_claims_out(verdicts, resolved, hidden, policy.hedge_sentence),
+        citations=_sources(resolutions, hidden, evidence, first_quote, worst),
+        ledger_rows=tuple(
+            [
+                _new(LedgerValue, (ref.kind, str(ref.id), state, worst.get(ref, _NONE), paths[ref]))
+                for ref, state in resolutions.items()
+            ]
+        ),
+        claim_checks=checks,
+    )
+
+
+def _resolve_all(
+    prepared: Prepared,
+    evidence: Mapping[CitationRef, EvidenceRecord],
+    now: datetime,
+    failures: list[Failure],
+) -> tuple[dict[CitationRef, Resolution], dict[CitationRef, tuple[str, ...]]]:
+    """Rule 4: every distinct ref's resolution (in order of first citation), the distinct paths
+    citing it, and a failure per occurrence of a dangling or ``not_in_retrieval`` ref."""
+    draft = prepared.draft
     retrieval = draft.retrieval_set()
+    principal = draft.principal
     resolutions: dict[CitationRef, Resolution] = {}
     paths: dict[CitationRef, dict[str, None]] = {}
-    failures = list(prepared.failures)
-    principal = draft.principal
-    for ref, path, _ in prepared.occurrences:
-        state = resolutions.get(ref)
-        if state is None:
-            state = resolutions[ref] = resolve(ref, evidence.get(ref), principal, retrieval, now)
+    occurrences = prepared.occurrences
+    failing = False
+    for ref, path, _ in occurrences:
+        seen = paths.get(ref)
+        if seen is None:
             paths[ref] = {path: None}
+            state = resolutions[ref] = resolve(ref, evidence.get(ref), principal, retrieval, now)
+            failing = failing or state in _FAILING
         else:
-            paths[ref][path] = None
-        if state is Resolution.RESOLVED:
-            continue
-        if state is Resolution.DANGLING:
-            failures.append(
-                Failure(
-                    code=FailureCode.DANGLING_CITATION,
-                    path=path,
-                    citation=ref.label,
-                    detail="no such source for this tenant",
+            seen[path] = None
+    if failing:  # one failure per occurrence of a failing ref, in document order
+        for ref, path, _ in occurrences:
+            state = resolutions[ref]
+            if state is Resolution.DANGLING:
+                failures.append(
+                    Failure(
+                        code=FailureCode.DANGLING_CITATION,
+                        path=path,
+                        citation=ref.label,
+                        detail="no such source for this tenant",
+                    )
                 )
-            )
-        elif state is Resolution.NOT_IN_RETRIEVAL:
-            failures.append(
-                Failure(
-                    code=FailureCode.NOT_IN_RETRIEVAL,
-                    path=path,
-                    citation=ref.label,
-                    detail="not among the sources retrieved for this turn",
+            elif state is Resolution.NOT_IN_RETRIEVAL:
+                failures.append(
+                    Failure(
+                        code=FailureCode.NOT_IN_RETRIEVAL,
+                        path=path,
+                        citation=ref.label,
+                        detail="not among the sources retrieved for this turn",
+                    )
                 )
-            )
-    hidden = frozenset(r for r, s in resolutions.items() if s in HIDDEN)
-    first_quote, worst = _quotes(output, resolutions, evidence, failures)
+    return resolutions, {ref: tuple(seen) for ref, seen in paths.items()}
 
-    resolved = frozenset(r for r, s in resolutions.items() if s is Resolution.RESOLVED)
-    cited, lost = UnitStatus.CITED, policy.lost_support
-    verdicts = [  # a unit with a resolved ref is cited: the common case needs no unit_status
+
+def _verdicts(
+    units: tuple[ClaimUnit, ...],
+    resolved: frozenset[CitationRef],
+    resolutions: Mapping[CitationRef, Resolution],
+    lost: LostSupportPolicy,
+) -> list[UnitVerdict]:
+    """Rule 7: each unit's status; a unit with a resolved ref is cited (no ``unit_status``)."""
+    cited = UnitStatus.CITED
+    return [
         _new(
             UnitVerdict,
             (u, cited if not resolved.isdisjoint(u.refs) else unit_status(u, resolutions, lost)),
         )
-        for u in prepared.units
+        for u in units
     ]
+
+
+def _unit_failures(verdicts: list[UnitVerdict], failures: list[Failure]) -> bool:
+    """``uncited_claim`` and ``unsupported_answer`` per unit; whether any unit was refused."""
     refused = False
     for unit, status in verdicts:
+        if status is UnitStatus.CITED:
+            continue
         if status is UnitStatus.UNCITED:
             failures.append(
                 Failure(
@@ -322,67 +344,39 @@ def evaluate(
                     detail="its only support is not visible to the reader",
                 )
             )
-    no_grounding = output.get("no_grounding") is True
-    if no_grounding:
-        failures.append(
-            Failure(
-                code=FailureCode.AGENT_NO_GROUNDING,
-                path="no_grounding",
-                detail="the agent found nothing in scope to ground an answer",
-            )
-        )
-    checks = check_claims(policy.claims, draft.facts, output) if policy.claims else ()
-    if checks:
-        failures.extend(contradictions(checks))
-    failures.sort(key=lambda f: _CODE_ORDER[f.code])
+    return refused
 
-    none = QuoteCheck.NONE
-    # Every string published here passes ``redact_text``: a store's title may name any id (one
-    # the reader may not see), and the agent's quote may hold a hidden token (contract §3.5).
-    visible = frozenset(r for r, s in resolutions.items() if s not in HIDDEN)
-    citations = tuple(
-        [
+
+def _sources(
+    resolutions: Mapping[CitationRef, Resolution],
+    hidden: frozenset[CitationRef],
+    evidence: Mapping[CitationRef, EvidenceRecord],
+    first_quote: Mapping[CitationRef, str],
+    worst: Mapping[CitationRef, QuoteCheck],
+) -> tuple[SourceValue, ...]:
+    """One published source per resolved ref, in order of first citation.
+
+    Every string published here passes ``redact_text``: a store's title may name any id (one the
+    reader may not see), and the agent's quote may hold a hidden token (contract §3.5).
+    """
+    visible = frozenset([r for r, s in resolutions.items() if s not in HIDDEN])
+    resolved_state, doc = Resolution.RESOLVED, EvidenceKind.DOC
+    out: list[SourceValue] = []
+    for ref, state in resolutions.items():
+        if state is not resolved_state:
+            continue
+        title = evidence[ref].title if ref[0] is doc else None
+        quote = first_quote.get(ref)
+        out.append(
             _new(
                 SourceValue,
                 (
-                    ref.kind,
-                    ref.id,
-                    _published(evidence[ref].title, visible)
-                    if ref.kind is EvidenceKind.DOC
-                    else None,
-                    _published(first_quote.get(ref), visible),
-                    worst.get(ref, none),
+                    ref[0],
+                    ref[1],
+                    None if title is None else redact_text(title, visible),
+                    None if quote is None else redact_text(quote, visible),
+                    worst.get(ref, _NONE),
                 ),
             )
-            for ref, state in resolutions.items()
-            if state is Resolution.RESOLVED
-        ]
-    )
-    ledger_rows = tuple(
-        [
-            _new(
-                LedgerValue,
-                (ref.kind, str(ref.id), state, worst.get(ref, none), tuple(paths[ref])),
-            )
-            for ref, state in resolutions.items()
-        ]
-    )
-    return Evaluation(
-        failures=tuple(failures),
-        no_grounding=no_grounding,
-        refused=refused,
-        redacted_output=redact_output(
-            output,
-            verdicts,
-            hidden,
-            policy.hedge_sentence,
-            prepared.tokens,
-            hidden_places(o.path for o in prepared.occurrences if o.ref in hidden)
-            if hidden
-            else None,
-        ),
-        claims=_claims_out(verdicts, resolved, hidden, policy.hedge_sentence),
-        citations=citations,
-        ledger_rows=ledger_rows,
-        claim_checks=checks,
-    )
+        )
+    return tuple(out)

@@ -1,0 +1,42 @@
+"""The look-alike gate's shortcuts against the plain scans they stand for.
+
+``json_may_hold`` answers for a whole output from its JSON text and skips JSON's own escapes
+(``\\n``…); ``redact_text`` returns text with none of ``[``, ``&``, ``\\`` as it is. Both must
+never miss a look-alike the plain per-string scan finds.
+"""
+
+from __future__ import annotations
+
+import orjson
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from worker.core.evidence import CitationRef, EvidenceKind
+from worker.core.lookalikes import json_may_hold, lookalike_spans
+from worker.core.redaction import _redact_passes, redact_text
+
+PIECES = [
+    "a", "DOC", "doc", "OBS", "EVT", "-", "–", "7", "３", " ", "\n", "\t", "\r", "\\", "\\[",
+    "\\]", "\\u005b", "\\n", "[", "]", "［", "］", "【", "】", "&#91;", "&#93;", "&lsqb;", "&",
+    "\u200b", "О", '"', "/", "\b", "\f", "\u0001", "[DOC-5]", "[OBS-12]", "[DOC-", "x",
+]  # fmt: skip
+TEXT = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
+VISIBLE = frozenset({CitationRef(EvidenceKind.OBS, 12)})
+
+
+@given(st.lists(TEXT, min_size=1, max_size=4))
+@settings(max_examples=800, deadline=None)
+@example(["Line one.\nLine two [DOC\n-5]."])
+@example(["Plain\ntext\twith escapes &#91;DOC-5&#93;"])
+def test_json_may_hold_never_misses_a_lookalike(strings: list[str]) -> None:
+    output = {"answer_markdown": strings[0], "claims": [{"text": s} for s in strings[1:]]}
+    if any(lookalike_spans(s) for s in strings):
+        assert json_may_hold(orjson.dumps(output))
+
+
+@given(TEXT | st.text(max_size=40))
+@settings(max_examples=800, deadline=None)
+@example("Document 5")
+@example("Title with &#91;DOC-5&#93;")
+def test_redact_text_shortcut_equals_the_full_passes(text: str) -> None:
+    assert redact_text(text, VISIBLE) == _redact_passes(text, VISIBLE)
