@@ -21,10 +21,10 @@ OUT = ROOT / "topics"
 sys.path.insert(0, str(ROOT))
 
 from worker import __version__  # noqa: E402
+from worker.core.contract import ErrorClass, TopicRole  # noqa: E402
 from worker.settings import Settings  # noqa: E402
 from worker.stream.control import ControlKind  # noqa: E402
-from worker.stream.dlq import ErrorClass  # noqa: E402
-from worker.stream.topic_specs import TopicRole, TopicSpec, topic_specs  # noqa: E402
+from worker.stream.topic_specs import TopicSpec, topic_specs  # noqa: E402
 
 #: Who consumes what (the worker's point of view), for the AsyncAPI operations.
 RECEIVED_BY_WORKER = {TopicRole.DRAFTS}

@@ -180,7 +180,7 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
     """
     from datetime import UTC, datetime
 
-    from worker.stream.dlq import ErrorClass
+    from worker.core.contract import ErrorClass
     from worker.tools.replay import EXIT_USAGE, ReplayOptions, run_replay
     from worker.tools.replay_select import ReplayFilter, parse_time, validate_filter
 

@@ -21,8 +21,8 @@ from aiokafka.structs import TopicPartition
 from typer.testing import CliRunner
 
 from worker.cli import app
+from worker.core import contract as h
 from worker.settings import Settings, TopicNames
-from worker.stream import dlq as h
 from worker.tools.replay import ReplayOptions, run_replay
 from worker.tools.replay_select import ReplayFilter
 

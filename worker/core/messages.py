@@ -35,6 +35,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from worker.core.claim_checks import ClaimCheckOut
+from worker.core.contract import LedgerOutcome
 from worker.core.evidence import CitationRef, EvidenceKind, Principal, QuoteCheck, Resolution
 from worker.core.failures import Failure, FailureCode
 from worker.core.outputs import DraftKind
@@ -153,14 +154,6 @@ class CouldNotGround(_Message):
     reasons_truncated: Literal[True] | None = None
     policy_version: str
     at: str
-
-
-class LedgerOutcome(StrEnum):
-    """What the decided draft led to."""
-
-    GROUNDED = "grounded"
-    REGENERATE = "regenerate"
-    COULD_NOT_GROUND = "could_not_ground"
 
 
 class LedgerRow(_Message):

@@ -38,6 +38,7 @@ from typing import NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from worker.core.claim_checks import claim_checks_wire
+from worker.core.contract import ErrorClass, LedgerOutcome, Outcome, TopicRole
 from worker.core.envelope import EnvelopeRejection
 from worker.core.failures import FailureCode
 from worker.core.ids import ledger_event_id, regenerate_event_id, terminal_event_id
@@ -45,7 +46,6 @@ from worker.core.messages import (
     CouldNotGround,
     GroundedAnswer,
     LedgerBatch,
-    LedgerOutcome,
     ReasonOut,
     RegenerateRequest,
     cap_reasons,
@@ -70,15 +70,6 @@ class TurnPhase(StrEnum):
 
     REGENERATING = "regenerating"
     TERMINAL = "terminal"
-
-
-class OutTopic(StrEnum):
-    """Logical output topics; the worker maps them to configured names."""
-
-    REGENERATE = "regenerate"
-    VALIDATED = "validated"
-    COULD_NOT_GROUND = "could_not_ground"
-    LEDGER = "ledger"
 
 
 class TurnState(BaseModel):
@@ -106,7 +97,7 @@ class TurnState(BaseModel):
     deciding_draft_id: str | None = None
     #: Exact JSON text of the terminal event, its topic, and the deciding draft's ledger batch.
     terminal_event: str | None = None
-    terminal_topic: OutTopic | None = None
+    terminal_topic: TopicRole | None = None
     terminal_ledger: str | None = None
     attempts_decided: int = 0
     ended_at: datetime | None = None
@@ -118,7 +109,7 @@ class TurnState(BaseModel):
 class Outbound(NamedTuple):
     """One message to publish."""
 
-    topic: OutTopic
+    topic: TopicRole
     #: The turn id (every output topic is keyed by it).
     key: str
     value: bytes
@@ -132,8 +123,7 @@ class Decision(NamedTuple):
     outbound: tuple[Outbound, ...]
     #: ``identity_mismatch``: dead-letter the draft.
     dead_letter: EnvelopeRejection | None
-    #: grounded | regenerate | could_not_ground | unchanged | dead_letter
-    outcome: str
+    outcome: Outcome
 
 
 def _groups(groups: tuple[str, ...]) -> tuple[str, ...]:
@@ -172,11 +162,11 @@ def _cng_reasons(ev: Evaluation) -> list[dict[str, object]]:
     return list(seen.values())
 
 
-def _out(topic: OutTopic, turn_id: str, text: str | None) -> tuple[Outbound, ...]:
+def _out(topic: TopicRole, turn_id: str, text: str | None) -> tuple[Outbound, ...]:
     return () if text is None else (Outbound(topic, turn_id, text.encode("utf-8")),)
 
 
-def _sent(topic: OutTopic, turn_id: str, value: bytes) -> Outbound:
+def _sent(topic: TopicRole, turn_id: str, value: bytes) -> Outbound:
     return Outbound(topic, turn_id, value)
 
 
@@ -191,7 +181,7 @@ def _terminal(
     attempts = base.attempts_decided + 1
     checks = claim_checks_wire(ev.claim_checks) if ev.claim_checks else None
     if ev.grounded and ev.redacted_output is not None:
-        outcome, topic = LedgerOutcome.GROUNDED, OutTopic.VALIDATED
+        outcome, topic, route = LedgerOutcome.GROUNDED, TopicRole.VALIDATED, Outcome.GROUNDED
         event = message_bytes(
             GroundedAnswer,
             event_id=event_id,
@@ -209,7 +199,8 @@ def _terminal(
             claim_checks=checks,
         )
     else:
-        outcome, topic = LedgerOutcome.COULD_NOT_GROUND, OutTopic.COULD_NOT_GROUND
+        outcome, topic = LedgerOutcome.COULD_NOT_GROUND, TopicRole.COULD_NOT_GROUND
+        route = Outcome.COULD_NOT_GROUND
         reasons, truncated = cap_reasons(_cng_reasons(ev))
         event = message_bytes(
             CouldNotGround,
@@ -238,8 +229,8 @@ def _terminal(
             "ended_at": now,
         }
     )
-    outbound = (_sent(topic, d.turn_id, event), _sent(OutTopic.LEDGER, d.turn_id, ledger))
-    return Decision(state, outbound, None, outcome.value)
+    outbound = (_sent(topic, d.turn_id, event), _sent(TopicRole.LEDGER, d.turn_id, ledger))
+    return Decision(state, outbound, None, route)
 
 
 def _regenerate(
@@ -275,10 +266,10 @@ def _regenerate(
         }
     )
     outbound = (
-        _sent(OutTopic.REGENERATE, d.turn_id, request),
-        _sent(OutTopic.LEDGER, d.turn_id, ledger),
+        _sent(TopicRole.REGENERATE, d.turn_id, request),
+        _sent(TopicRole.LEDGER, d.turn_id, ledger),
     )
-    return Decision(state, outbound, None, "regenerate")
+    return Decision(state, outbound, None, Outcome.REGENERATE)
 
 
 def _same_identity(state: TurnState, prepared: Prepared) -> bool:
@@ -296,10 +287,10 @@ def decide(  # noqa: PLR0917 -- the agreed call shape of the worker loop
     evaluation: Evaluation,
     policy: TenantPolicy,
     now: datetime,
-    worker_version: str,
+    worker_version: str = "",
 ) -> Decision:
-    """Contract §3.8 for one draft. ``worker_version`` is accepted for the caller's symmetry;
-    nothing published depends on it, so redeliveries across versions stay byte-identical."""
+    """Contract §3.8 for one draft. ``worker_version`` is accepted for older callers; nothing
+    published depends on it, so redeliveries across versions stay byte-identical."""
     del worker_version
     d = prepared.draft
     if state is None:
@@ -321,19 +312,22 @@ def decide(  # noqa: PLR0917 -- the agreed call shape of the worker loop
         return _regenerate(base, prepared, evaluation, policy, now)
     if not _same_identity(state, prepared):
         rejection = EnvelopeRejection(
-            "identity_mismatch", "tenant, user or groups differ from the turn's first draft"
+            ErrorClass.IDENTITY_MISMATCH,
+            "tenant, user or groups differ from the turn's first draft",
         )
-        return Decision(state, (), rejection, "dead_letter")
+        return Decision(state, (), rejection, Outcome.DEAD_LETTER)
     if state.phase is TurnPhase.TERMINAL:
-        outbound = _out(state.terminal_topic or OutTopic.VALIDATED, d.turn_id, state.terminal_event)
-        if d.draft_id == state.deciding_draft_id:
-            outbound += _out(OutTopic.LEDGER, d.turn_id, state.terminal_ledger)
-        return Decision(state, outbound, None, "unchanged")
-    if d.draft_id == state.regenerate_draft_id:
-        outbound = _out(OutTopic.REGENERATE, d.turn_id, state.regenerate_request) + _out(
-            OutTopic.LEDGER, d.turn_id, state.regenerate_ledger
+        outbound = _out(
+            state.terminal_topic or TopicRole.VALIDATED, d.turn_id, state.terminal_event
         )
-        return Decision(state, outbound, None, "unchanged")
+        if d.draft_id == state.deciding_draft_id:
+            outbound += _out(TopicRole.LEDGER, d.turn_id, state.terminal_ledger)
+        return Decision(state, outbound, None, Outcome.UNCHANGED)
+    if d.draft_id == state.regenerate_draft_id:
+        outbound = _out(TopicRole.REGENERATE, d.turn_id, state.regenerate_request) + _out(
+            TopicRole.LEDGER, d.turn_id, state.regenerate_ledger
+        )
+        return Decision(state, outbound, None, Outcome.UNCHANGED)
     return _terminal(state, prepared, evaluation, now)
 
 
@@ -342,18 +336,18 @@ def on_deadline(
 ) -> Decision:
     """A regeneration-deadline tick: ``regeneration_timeout`` once the deadline has passed."""
     if state is None:
-        return Decision(None, (), None, "unchanged")
+        return Decision(None, (), None, Outcome.UNCHANGED)
     if state.phase is TurnPhase.TERMINAL:
         if state.deciding_draft_id is None:  # it timed out: the tick may be a redelivery
             return Decision(
                 state,
-                _out(OutTopic.COULD_NOT_GROUND, turn_id, state.terminal_event),
+                _out(TopicRole.COULD_NOT_GROUND, turn_id, state.terminal_event),
                 None,
-                "unchanged",
+                Outcome.UNCHANGED,
             )
-        return Decision(state, (), None, "unchanged")
+        return Decision(state, (), None, Outcome.UNCHANGED)
     if state.deadline is None or tick_time < state.deadline:
-        return Decision(state, (), None, "unchanged")
+        return Decision(state, (), None, Outcome.UNCHANGED)
     message = trusted(
         CouldNotGround,
         event_id=terminal_event_id(state.tenant_id, turn_id),
@@ -374,11 +368,13 @@ def on_deadline(
         update={
             "phase": TurnPhase.TERMINAL,
             "terminal_event": event,
-            "terminal_topic": OutTopic.COULD_NOT_GROUND,
+            "terminal_topic": TopicRole.COULD_NOT_GROUND,
             "ended_at": now,
         }
     )
-    return Decision(new, _out(OutTopic.COULD_NOT_GROUND, turn_id, event), None, "could_not_ground")
+    return Decision(
+        new, _out(TopicRole.COULD_NOT_GROUND, turn_id, event), None, Outcome.COULD_NOT_GROUND
+    )
 
 
 def expired(state: TurnState, now: datetime, retention_s: float) -> bool:

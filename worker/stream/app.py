@@ -29,6 +29,7 @@ from faust.web.drivers.aiohttp import Web as AiohttpWeb
 from prometheus_client import generate_latest
 
 from worker import __version__
+from worker.core.contract import ErrorClass
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
 from worker.kafka_access import faust_credentials
@@ -37,7 +38,7 @@ from worker.metrics_server import METRICS_CONTENT_TYPE
 from worker.readiness import StoreHealth, readiness
 from worker.settings import Settings
 from worker.stream.deadlines import DeadlineScanner
-from worker.stream.dlq import ErrorClass, dead_letter
+from worker.stream.dlq import dead_letter
 from worker.stream.offsets import OffsetGuard
 from worker.stream.pipeline import BatchProcessor, Outgoing
 from worker.stream.publisher import ProducerPublisher

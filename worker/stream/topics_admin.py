@@ -16,9 +16,10 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import TopicAlreadyExistsError
 
+from worker.core.contract import TopicRole
 from worker.kafka_access import client_security
 from worker.settings import Settings
-from worker.stream.topic_specs import TopicRole, TopicSpec, topic_specs
+from worker.stream.topic_specs import TopicSpec, topic_specs
 
 
 async def create_topics(settings: Settings, only: Collection[TopicRole] | None = None) -> list[str]:

@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 
+from worker.core.contract import TopicRole
 from worker.settings import Settings
-from worker.stream.topic_specs import TopicRole
 from worker.stream.topics_admin import create_topics
 from worker.tools.kafka_batch import partitions_of, read_to_end
 

@@ -26,8 +26,9 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import NamedTuple
 
+from worker.core.contract import ERROR_CLASS, REPLAY_COUNT
 from worker.core.envelope import loads_json
-from worker.stream.dlq import ERROR_CLASS, REPLAY_COUNT, parse_replay_count
+from worker.stream.dlq import parse_replay_count
 from worker.stream.records import Headers, last_header
 
 _DURATION = re.compile(r"^(\d+)([smhd])$")

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from random_outputs import output
 
 from worker.core.claim_status import UnitVerdict, hidden_places, redact_output, unit_status
+from worker.core.contract import LedgerOutcome
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceKind, resolve
 from worker.core.messages import (
     CitationKey,
@@ -23,7 +24,6 @@ from worker.core.messages import (
     CouldNotGround,
     GroundedAnswer,
     LedgerBatch,
-    LedgerOutcome,
     LedgerRow,
     ReasonOut,
     RegenerateRequest,

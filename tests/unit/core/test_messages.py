@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from worker.core.contract import LedgerOutcome
 from worker.core.evidence import EvidenceKind, Principal, QuoteCheck, Resolution
 from worker.core.failures import Failure, FailureCode
 from worker.core.ids import NAMESPACE, ledger_event_id, regenerate_event_id, terminal_event_id
@@ -24,7 +25,6 @@ from worker.core.messages import (
     CouldNotGround,
     GroundingStatus,
     LedgerBatch,
-    LedgerOutcome,
     LedgerRow,
     ReasonOut,
     RegenerateRequest,

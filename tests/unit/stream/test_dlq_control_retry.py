@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
+from worker.core.contract import DLQ_HEADERS, ErrorClass
 from worker.faults import PoisonFault, StoreUnavailable
 from worker.stream.control import (
     CONTROL_HEADER,
@@ -17,7 +18,7 @@ from worker.stream.control import (
     is_control,
     parse_control,
 )
-from worker.stream.dlq import DLQ_HEADERS, ErrorClass, dead_letter, replay_count
+from worker.stream.dlq import dead_letter, replay_count
 from worker.stream.records import Incoming, trace_headers
 from worker.stream.retry import RetryBudgetExhaustedError, backoff_delays, with_retries
 

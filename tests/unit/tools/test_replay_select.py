@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from worker.stream import dlq as h
+from worker.core import contract as h
 from worker.tools.progress import Progress
 from worker.tools.replay import chunk_size
 from worker.tools.replay_log import log_key, log_value, parse_log_key, replayed_set
