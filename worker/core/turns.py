@@ -41,32 +41,22 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from worker.core.claim_checks import claim_checks_wire
 from worker.core.contract import ErrorClass, LedgerOutcome, Outcome, TopicRole
 from worker.core.envelope import EnvelopeRejection
-from worker.core.failures import FailureCode
+from worker.core.failures import Failure, FailureCode
 from worker.core.ids import ledger_event_id, regenerate_event_id, terminal_event_id
 from worker.core.messages import (
     CouldNotGround,
     GroundedAnswer,
     LedgerBatch,
-    ReasonOut,
     RegenerateRequest,
     cap_reasons,
-    claims_wire,
-    failure_wire,
-    ledger_wire,
-    message_bytes,
-    principal_wire,
-    reason_wire,
     rfc3339,
-    sources_wire,
-    to_json_bytes,
-    trusted,
 )
 from worker.core.outputs import DraftKind
 from worker.core.policy import TenantPolicy
 from worker.core.verdict import Evaluation, Prepared
+from worker.core.wire import message_bytes
 
 
 class TurnPhase(StrEnum):
@@ -139,7 +129,6 @@ def _ledger(
     ev: Evaluation,
     outcome: LedgerOutcome,
     version: str,
-    checks: list[dict[str, object]] | None = None,
 ) -> bytes:
     d = prepared.draft
     return message_bytes(
@@ -151,19 +140,21 @@ def _ledger(
         tenant_id=d.tenant_id,
         outcome=outcome,
         policy_version=version,
-        rows=ledger_wire(ev.ledger_rows),
-        claim_checks=checks,
+        rows=ev.ledger_rows,
+        claim_checks=ev.claim_checks or None,
     )
 
 
-def _cng_reasons(ev: Evaluation) -> list[dict[str, object]]:
-    """``ReasonOut`` dumps, deduplicated on (code, path)."""
-    seen: dict[tuple[str, str | None], dict[str, object]] = {}
+def _cng_reasons(ev: Evaluation) -> list[Failure]:
+    """The failures to report as ``ReasonOut`` (code and path), deduplicated on (code, path)."""
+    seen: dict[tuple[str, str | None], Failure] = {}
     for f in ev.failures:
-        key = (f.code, f.path)
-        if key not in seen:
-            seen[key] = reason_wire(f.code, f.path)
+        seen.setdefault((f.code, f.path), f)
     return list(seen.values())
+
+
+#: The reasons of a regeneration timeout.
+_TIMED_OUT = (Failure(code=FailureCode.REGENERATION_TIMEOUT),)
 
 
 def _out(topic: TopicRole, turn_id: str, text: str | None) -> tuple[Outbound, ...]:
@@ -183,7 +174,6 @@ def _terminal(
     d = prepared.draft
     event_id = terminal_event_id(base.tenant_id, d.turn_id)
     attempts = base.attempts_decided + 1
-    checks = claim_checks_wire(ev.claim_checks) if ev.claim_checks else None
     if ev.grounded and ev.redacted_output is not None:
         outcome, topic, route = LedgerOutcome.GROUNDED, TopicRole.VALIDATED, Outcome.GROUNDED
         event = message_bytes(
@@ -196,11 +186,11 @@ def _terminal(
             user_id=base.user_id,
             kind=d.kind,
             output=ev.redacted_output,
-            claims=claims_wire(ev.claims),
-            citations=sources_wire(ev.citations),
+            claims=ev.claims,
+            citations=ev.citations,
             policy_version=base.policy_version,
             validated_at=rfc3339(now),
-            claim_checks=checks,
+            claim_checks=ev.claim_checks or None,
         )
     else:
         outcome, topic = LedgerOutcome.COULD_NOT_GROUND, TopicRole.COULD_NOT_GROUND
@@ -221,7 +211,7 @@ def _terminal(
             policy_version=base.policy_version,
             at=rfc3339(now),
         )
-    ledger = _ledger(prepared, ev, outcome, base.policy_version, checks)
+    ledger = _ledger(prepared, ev, outcome, base.policy_version)
     state = base.model_copy(
         update={
             "phase": TurnPhase.TERMINAL,
@@ -249,16 +239,15 @@ def _regenerate(
         turn_id=d.turn_id,
         draft_id=d.draft_id,
         tenant_id=base.tenant_id,
-        principal=principal_wire(d.principal),
+        principal=d.principal,
         kind=d.kind,
-        reasons=[failure_wire(f) for f in reasons],
+        reasons=reasons,
         reasons_truncated=truncated,
         previous_output=ev.redacted_output,
         policy_version=base.policy_version,
         deadline=rfc3339(deadline),
     )
-    checks = claim_checks_wire(ev.claim_checks) if ev.claim_checks else None
-    ledger = _ledger(prepared, ev, LedgerOutcome.REGENERATE, base.policy_version, checks)
+    ledger = _ledger(prepared, ev, LedgerOutcome.REGENERATE, base.policy_version)
     state = base.model_copy(
         update={
             "phase": TurnPhase.REGENERATING,
@@ -298,9 +287,7 @@ def decide(  # noqa: PLR0917 -- the agreed call shape of the worker loop
     del worker_version
     d = prepared.draft
     if state is None:
-        # Built from the parsed draft's checked fields: no need to validate them again.
-        base = trusted(
-            TurnState,
+        base = TurnState(
             phase=TurnPhase.REGENERATING,  # replaced below; a base is never stored as is
             turn_id=d.turn_id,
             tenant_id=d.tenant_id,
@@ -352,7 +339,7 @@ def on_deadline(
         return Decision(state, (), None, Outcome.UNCHANGED)
     if state.deadline is None or tick_time < state.deadline:
         return Decision(state, (), None, Outcome.UNCHANGED)
-    message = trusted(
+    event = message_bytes(
         CouldNotGround,
         event_id=terminal_event_id(state.tenant_id, turn_id),
         turn_id=turn_id,
@@ -362,12 +349,10 @@ def on_deadline(
         user_id=state.user_id,
         kind=state.kind,
         attempts=state.attempts_decided,
-        reasons=(trusted(ReasonOut, code=FailureCode.REGENERATION_TIMEOUT, path=None),),
-        reasons_truncated=None,
+        reasons=_TIMED_OUT,
         policy_version=state.policy_version,
         at=rfc3339(now),
-    )
-    event = to_json_bytes(message).decode("utf-8")
+    ).decode("utf-8")
     new = state.model_copy(
         update={
             "phase": TurnPhase.TERMINAL,

@@ -30,10 +30,9 @@ from worker.core.messages import (
     RegenerateRequest,
     cap_reasons,
     rfc3339,
-    to_json_bytes,
-    trusted,
 )
 from worker.core.outputs import DraftKind
+from worker.core.wire import dumps, message_bytes, to_json_bytes, wire
 
 
 def test_ids_are_deterministic_uuid5() -> None:
@@ -221,29 +220,25 @@ def test_could_not_ground_reasons_have_code_and_path_only() -> None:
         ),
     ],
 )
-def test_trusted_builds_what_model_construct_builds(
+def test_the_wire_form_derived_from_a_model_is_its_dump(
     cls: type[BaseModel], values: dict[str, object]
 ) -> None:
-    """The core's cheap constructor: same fields (in order), defaults and fields-set."""
-    fast, slow = trusted(cls, **values), cls.model_construct(**values)
-    assert fast == slow
-    assert list(fast.__dict__.items()) == list(slow.__dict__.items())
-    assert fast.model_fields_set == slow.model_fields_set
-    assert to_json_bytes(fast) == to_json_bytes(slow)
+    """``worker.core.wire`` writes what pydantic's own dump writes, model or plain values."""
+    model = cls.model_construct(**values)
+    assert message_bytes(cls, **values) == to_json_bytes(model)
+    assert dumps(wire(cls, [model])) == dumps([model.model_dump(exclude_none=True)])
 
 
 def test_to_json_bytes_writes_what_a_json_mode_dump_writes() -> None:
     """Enums and tuples are left to orjson: the bytes are those of pydantic's JSON mode."""
-    row = trusted(
-        LedgerRow,
+    row = LedgerRow(
         kind=EvidenceKind.DOC,
         source_id="9",
         resolution=Resolution.ACL_REDACTED,
         quote_check=QuoteCheck.TOLERANT,
         paths=("citations[0]", "answer_markdown"),
     )
-    batch = trusted(
-        LedgerBatch,
+    batch = LedgerBatch(
         event_id="e",
         turn_id="t",
         draft_id="d",
