@@ -24,10 +24,10 @@ OUT = EXAMPLES / "messages"
 sys.path.insert(0, str(ROOT))
 
 from worker.core.contract import TopicRole  # noqa: E402
-from worker.core.envelope import EnvelopeRejection, parse_envelope  # noqa: E402
+from worker.core.envelope import EnvelopeRejection  # noqa: E402
+from worker.core.grounding import admit, judge  # noqa: E402
 from worker.core.policy import PolicyBook  # noqa: E402
-from worker.core.turns import Decision, decide, on_deadline  # noqa: E402
-from worker.core.verdict import evaluate, prepare  # noqa: E402
+from worker.core.turns import Decision, on_deadline  # noqa: E402
 from worker.tools.evidence_fixture import load_fixture  # noqa: E402
 
 NOW = datetime(2026, 12, 2, 12, 0, 5, tzinfo=UTC)
@@ -55,15 +55,12 @@ CASES = (
 async def decide_file(draft_file: str) -> Decision:
     raw = (EXAMPLES / draft_file).read_bytes()
     doc = json.loads(raw)
-    draft = parse_envelope(doc["turn_id"].encode(), raw, max_bytes=1 << 20)
-    if isinstance(draft, EnvelopeRejection):
-        raise SystemExit(f"{draft_file}: {draft.message}")
-    policy = PolicyBook().for_tenant(draft.tenant_id)
-    prepared = prepare(draft, policy)
+    admitted = admit(doc["turn_id"].encode(), raw, max_bytes=1 << 20, policies=PolicyBook())
+    if isinstance(admitted, EnvelopeRejection):
+        raise SystemExit(f"{draft_file}: {admitted.message}")
     store = load_fixture(CORPUS)
-    found = await store.fetch(draft.tenant_id, prepared.refs_to_resolve)
-    evaluation = evaluate(prepared, found, policy, NOW)
-    return decide(None, prepared, evaluation, policy, NOW, "examples")
+    found = await store.fetch(admitted.tenant_id, admitted.refs)
+    return judge(admitted, None, found, NOW, retention_s=None).decision
 
 
 def build() -> dict[str, str]:

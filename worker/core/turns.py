@@ -172,23 +172,26 @@ def _terminal(
     now: datetime,
 ) -> Decision:
     d = prepared.draft
-    event_id = terminal_event_id(base.tenant_id, d.turn_id)
     attempts = base.attempts_decided + 1
+    # The fields the terminal event has whatever the outcome.
+    common = {
+        "event_id": terminal_event_id(base.tenant_id, d.turn_id),
+        "turn_id": d.turn_id,
+        "draft_id": d.draft_id,
+        "attempt": d.attempt,
+        "tenant_id": base.tenant_id,
+        "user_id": base.user_id,
+        "kind": d.kind,
+        "policy_version": base.policy_version,
+    }
     if ev.grounded and ev.redacted_output is not None:
         outcome, topic, route = LedgerOutcome.GROUNDED, TopicRole.VALIDATED, Outcome.GROUNDED
         event = message_bytes(
             GroundedAnswer,
-            event_id=event_id,
-            turn_id=d.turn_id,
-            draft_id=d.draft_id,
-            attempt=d.attempt,
-            tenant_id=base.tenant_id,
-            user_id=base.user_id,
-            kind=d.kind,
+            **common,
             output=ev.redacted_output,
             claims=ev.claims,
             citations=ev.citations,
-            policy_version=base.policy_version,
             validated_at=rfc3339(now),
             claim_checks=ev.claim_checks or None,
         )
@@ -198,17 +201,10 @@ def _terminal(
         reasons, truncated = cap_reasons(_cng_reasons(ev))
         event = message_bytes(
             CouldNotGround,
-            event_id=event_id,
-            turn_id=d.turn_id,
-            draft_id=d.draft_id,
-            attempt=d.attempt,
-            tenant_id=base.tenant_id,
-            user_id=base.user_id,
-            kind=d.kind,
+            **common,
             attempts=attempts,
             reasons=reasons,
             reasons_truncated=truncated,
-            policy_version=base.policy_version,
             at=rfc3339(now),
         )
     ledger = _ledger(prepared, ev, outcome, base.policy_version)
