@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from worker.core.claim_checks import ClaimCheck, ClaimCheckOut
 from worker.core.contract import LedgerOutcome
-from worker.core.evidence import EvidenceKind, Principal, QuoteCheck, Resolution
+from worker.core.evidence import CitationRef, EvidenceKind, Principal, QuoteCheck, Resolution
 from worker.core.failures import Failure, FailureCode
 from worker.core.ids import NAMESPACE, ledger_event_id, regenerate_event_id, terminal_event_id
 from worker.core.messages import (
@@ -22,12 +23,15 @@ from worker.core.messages import (
     CitationKey,
     CitationOut,
     ClaimOut,
+    ClaimValue,
     CouldNotGround,
     GroundingStatus,
     LedgerBatch,
     LedgerRow,
+    LedgerValue,
     ReasonOut,
     RegenerateRequest,
+    SourceValue,
     cap_reasons,
     rfc3339,
 )
@@ -251,3 +255,17 @@ def test_to_json_bytes_writes_what_a_json_mode_dump_writes() -> None:
     for message in (row, batch):
         data = message.model_dump(mode="json", exclude_none=True)
         assert to_json_bytes(message) == orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+
+
+def test_every_plain_value_carries_the_fields_of_the_part_it_is_written_as() -> None:
+    """The derived encoders read a part's fields by name from whatever value stands for it."""
+    pairs: list[tuple[type[tuple[object, ...]], type[BaseModel]]] = [
+        (ClaimValue, ClaimOut),
+        (SourceValue, CitationOut),
+        (LedgerValue, LedgerRow),
+        (CitationRef, CitationKey),
+        (ClaimCheck, ClaimCheckOut),
+    ]
+    for value, model in pairs:
+        assert set(model.model_fields) <= set(value._fields), value.__name__  # type: ignore[attr-defined]
+    assert set(ReasonOut.model_fields) <= set(Failure.model_fields)
