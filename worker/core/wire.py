@@ -130,33 +130,44 @@ def _compile(cls: type[BaseModel]) -> tuple[Encoder, Callable[..., dict[str, Any
     """
     env: dict[str, Any] = {}
     params: list[str] = []
+    before: list[str] = []  # statements building parts, before the dict
     required: list[str] = []
     optional: list[str] = []
     for name, info in cls.model_fields.items():
-        if name in _RESERVED or name.startswith("_") or info.default_factory is not None:
+        if name in _RESERVED or name.startswith(("_", "c_")) or info.default_factory is not None:
             raise TypeError(f"{cls.__name__}.{name}: not a field the wire encoders can write")
         if info.is_required():
             params.append(name)
         else:
             env[f"_default_{name}"] = info.get_default()
             params.append(f"{name}=_default_{name}")
-        read = "{v}" + name
+        field = "{v}" + name
+        build: list[str] = []  # statements that leave the field's wire value in ``c_<name>``
+        read = field
         part = _part(info.annotation)
         if part is not None:
             model, many = part
-            var = "p" if many else read
-            one = _inline(model, var)
+            one = _inline(model, "p" if many else field)
             if one is None:
                 env[f"_{name}"] = layout(model).encode
-                one = f"_{name}({var})"
-            read = f"[{one} for p in {{v}}{name}]" if many else one
+                read = f"list(map(_{name}, {field}))" if many else f"_{name}({field})"
+            elif many:  # a loop, not a comprehension: no function call per part (Python 3.11)
+                build = [f"c_{name} = []", f"for p in {field}:", f"    c_{name}.append({one})"]
+                read = f"c_{name}"
+            else:
+                read = one
         if _is_flag(info.annotation):
-            optional.append(f"    if {{v}}{name} is True:\n        d[{name!r}] = True\n")
+            optional.append(f"if {field} is True:\n    d[{name!r}] = True")
         elif _optional(info):
-            optional.append(f"    if {{v}}{name} is not None:\n        d[{name!r}] = {read}\n")
+            lines = [f"if {field} is not None:", *(f"    {line}" for line in build)]
+            optional.append("\n".join([*lines, f"    d[{name!r}] = {read}"]))
         else:
+            before.extend(build)
             required.append(f"{name!r}: {read}")
-    body = "    d = {" + ", ".join(required) + "}\n" + "".join(optional) + "    return d\n"
+    statements = [*before, "d = {" + ", ".join(required) + "}", *optional, "return d"]
+    body = "".join(
+        "    " + line + "\n" for statement in statements for line in statement.split("\n")
+    )
     source = (
         "def encode(v):\n"
         + body.replace("{v}", "v.")
@@ -177,8 +188,7 @@ def layout(cls: type[BaseModel]) -> _Layout:
 
 def wire(cls: type[BaseModel], values: Iterable[Any]) -> list[dict[str, Any]]:
     """The wire form of several ``cls`` objects, each given by any value with its fields."""
-    one = layout(cls).encode
-    return [one(v) for v in values]
+    return list(map(layout(cls).encode, values))
 
 
 def message_bytes(cls: type[BaseModel], /, **values: Any) -> bytes:
