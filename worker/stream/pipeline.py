@@ -1,6 +1,8 @@
 """One batch of ``agent.drafts`` records: classify, resolve once, decide in order, publish.
 
-This is the whole imperative shell around the pure core. It owns no Kafka client and no table:
+This is the whole imperative shell around the pure core: each draft is admitted and judged by
+``worker.core.grounding`` (the same two calls ``check`` makes), with the batch's one evidence fetch
+in between. It owns no Kafka client and no table:
 the Faust agent hands it plain :class:`Incoming` values and gives it a :class:`TurnStore` and a
 :class:`Publisher`, so the ordering and fault rules below can be read (and tested) in one place.
 
