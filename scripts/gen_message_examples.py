@@ -23,20 +23,21 @@ EXAMPLES = ROOT / "schemas" / "examples"
 OUT = EXAMPLES / "messages"
 sys.path.insert(0, str(ROOT))
 
-from worker.core.envelope import EnvelopeRejection, parse_envelope  # noqa: E402
+from worker.core.contract import TopicRole  # noqa: E402
+from worker.core.envelope import EnvelopeRejection  # noqa: E402
+from worker.core.grounding import admit, judge  # noqa: E402
 from worker.core.policy import PolicyBook  # noqa: E402
-from worker.core.turns import Decision, OutTopic, decide, on_deadline  # noqa: E402
-from worker.core.verdict import evaluate, prepare  # noqa: E402
+from worker.core.turns import Decision, on_deadline  # noqa: E402
 from worker.tools.evidence_fixture import load_fixture  # noqa: E402
 
 NOW = datetime(2026, 12, 2, 12, 0, 5, tzinfo=UTC)
 CORPUS = ROOT / "worker" / "demo" / "corpus.json"
 #: Output topic -> the schema of its messages (``schemas/json``).
 SCHEMA_OF = {
-    OutTopic.VALIDATED: "grounded_answer.schema.json",
-    OutTopic.REGENERATE: "regenerate_request.schema.json",
-    OutTopic.COULD_NOT_GROUND: "could_not_ground.schema.json",
-    OutTopic.LEDGER: "ledger_batch.schema.json",
+    TopicRole.VALIDATED: "grounded_answer.schema.json",
+    TopicRole.REGENERATE: "regenerate_request.schema.json",
+    TopicRole.COULD_NOT_GROUND: "could_not_ground.schema.json",
+    TopicRole.LEDGER: "ledger_batch.schema.json",
 }
 #: Schema file -> the topic its examples are named by.
 SCHEMA_TOPIC = {schema: topic.value for topic, schema in SCHEMA_OF.items()}
@@ -54,15 +55,12 @@ CASES = (
 async def decide_file(draft_file: str) -> Decision:
     raw = (EXAMPLES / draft_file).read_bytes()
     doc = json.loads(raw)
-    draft = parse_envelope(doc["turn_id"].encode(), raw, max_bytes=1 << 20)
-    if isinstance(draft, EnvelopeRejection):
-        raise SystemExit(f"{draft_file}: {draft.message}")
-    policy = PolicyBook().for_tenant(draft.tenant_id)
-    prepared = prepare(draft, policy)
+    admitted = admit(doc["turn_id"].encode(), raw, max_bytes=1 << 20, policies=PolicyBook())
+    if isinstance(admitted, EnvelopeRejection):
+        raise SystemExit(f"{draft_file}: {admitted.message}")
     store = load_fixture(CORPUS)
-    found = await store.fetch(draft.tenant_id, prepared.refs_to_resolve)
-    evaluation = evaluate(prepared, found, policy, NOW)
-    return decide(None, prepared, evaluation, policy, NOW, "examples")
+    found = await store.fetch(admitted.tenant_id, admitted.refs)
+    return judge(admitted, None, found, NOW, retention_s=None).decision
 
 
 def build() -> dict[str, str]:
@@ -71,7 +69,7 @@ def build() -> dict[str, str]:
 
     def add(name: str, decision: Decision) -> None:
         for o in decision.outbound:
-            topic = OutTopic(o.topic)
+            topic = TopicRole(o.topic)
             doc = json.loads(o.value)
             out[f"{name}.{topic.value}.json"] = (
                 json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -91,7 +89,7 @@ def build() -> dict[str, str]:
 def schema_for(example: str) -> str:
     """The schema file an example validates against (by the topic in its name)."""
     topic = example.rsplit(".", 2)[-2]
-    return SCHEMA_OF[OutTopic(topic)]
+    return SCHEMA_OF[TopicRole(topic)]
 
 
 def main() -> None:

@@ -21,9 +21,9 @@ OUT = ROOT / "topics"
 sys.path.insert(0, str(ROOT))
 
 from worker import __version__  # noqa: E402
+from worker.core.contract import ErrorClass, TopicRole  # noqa: E402
 from worker.kafka.control import ControlKind  # noqa: E402
-from worker.kafka.dlq import ErrorClass  # noqa: E402
-from worker.kafka.topic_specs import TopicRole, TopicSpec, topic_specs  # noqa: E402
+from worker.kafka.topic_specs import TopicSpec, topic_specs  # noqa: E402
 from worker.settings import Settings  # noqa: E402
 
 #: Who consumes what (the worker's point of view), for the AsyncAPI operations.

@@ -193,7 +193,7 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
     """
     from datetime import UTC, datetime
 
-    from worker.kafka.dlq import ErrorClass
+    from worker.core.contract import ErrorClass
     from worker.tools.replay_cli import ReplayArgs, run_replay_command
 
     args = ReplayArgs(

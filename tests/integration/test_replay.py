@@ -21,7 +21,7 @@ from aiokafka.structs import TopicPartition
 from typer.testing import CliRunner
 
 from worker.cli import app
-from worker.kafka import dlq as h
+from worker.core import contract as h
 from worker.settings import Settings, TopicNames
 from worker.tools.replay import ReplayOptions, run_replay
 from worker.tools.replay_select import ReplayFilter

@@ -54,6 +54,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from worker.core.failures import Failure, FailureCode
 from worker.core.outputs import AnalystAnswer, Proposal, ReportDraft
 from worker.core.redaction import remove_all_tokens
+from worker.core.wire import wire
 
 #: ``patch.flag``: identifier segments joined by dots (what a policy may name).
 DOT_PATH_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}(\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,15}$"
@@ -432,16 +433,4 @@ def contradictions(checks: Sequence[ClaimCheck]) -> list[Failure]:
 
 def claim_checks_wire(checks: Sequence[ClaimCheck]) -> list[dict[str, Any]]:
     """``ClaimCheckOut`` dumps (``entity`` and ``superseded`` omitted when unset)."""
-    out: list[dict[str, Any]] = []
-    for check in checks:
-        item: dict[str, Any] = {
-            "answer_field": check.answer_field,
-            "field": check.field,
-            "disposition": check.disposition,
-        }
-        if check.entity is not None:
-            item["entity"] = check.entity
-        if check.superseded:
-            item["superseded"] = True
-        out.append(item)
-    return out
+    return wire(ClaimCheckOut, checks)

@@ -40,6 +40,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from worker.core.claim_checks import Fact, FactWire
+from worker.core.contract import ErrorClass
 from worker.core.evidence import CitationRef, EvidenceKind, Principal
 from worker.core.outputs import DraftKind
 
@@ -69,7 +70,7 @@ class EnvelopeRejection(NamedTuple):
 
     #: ``malformed_envelope`` | ``unsupported_schema_version`` | ``oversized``
     #: | ``identity_mismatch``
-    error_class: str
+    error_class: ErrorClass
     #: For the ``dlq.error.message`` header: the rule broken, never a value from the record.
     message: str
 
@@ -226,7 +227,7 @@ def _retrieval(value: Any) -> tuple[CitationRef, ...] | EnvelopeRejection | None
     if value is None:
         return None
     bad = EnvelopeRejection(
-        "malformed_envelope", "retrieval is neither null nor a list of {kind, id}"
+        ErrorClass.MALFORMED_ENVELOPE, "retrieval is neither null nor a list of {kind, id}"
     )
     if not isinstance(value, list):
         return bad
@@ -244,7 +245,7 @@ def _retrieval(value: Any) -> tuple[CitationRef, ...] | EnvelopeRejection | None
 
 
 def _malformed(message: str) -> EnvelopeRejection:
-    return EnvelopeRejection("malformed_envelope", message)
+    return EnvelopeRejection(ErrorClass.MALFORMED_ENVELOPE, message)
 
 
 #: ``tuple.__new__``: a ``Fact`` from checked parts without the NamedTuple's Python ``__new__``.
@@ -320,7 +321,9 @@ def parse_envelope(
 ) -> Draft | EnvelopeRejection:
     """Contract §2: a ``Draft``, or why the record is dead-lettered (precedence: module doc)."""
     if len(value) > max_bytes:
-        return EnvelopeRejection("oversized", f"record value larger than {max_bytes} bytes")
+        return EnvelopeRejection(
+            ErrorClass.OVERSIZED, f"record value larger than {max_bytes} bytes"
+        )
     try:
         obj = loads_json(value)
     except (ValueError, RecursionError):
@@ -330,7 +333,8 @@ def parse_envelope(
     version = obj.get("schema_version")
     if not _is_int(version) or version not in SUPPORTED_SCHEMA_VERSIONS:
         return EnvelopeRejection(
-            "unsupported_schema_version", "schema_version missing or not one this worker knows"
+            ErrorClass.UNSUPPORTED_SCHEMA_VERSION,
+            "schema_version missing or not one this worker knows",
         )
     for name in ("draft_id", "turn_id", "tenant_id"):
         if not _nonempty_str(obj.get(name)):

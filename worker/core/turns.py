@@ -27,42 +27,36 @@ Decisions:
   reason's ``detail``; the could-not-ground event keeps code and path, as for every reason.
 - ``expired`` applies to terminal turns only; a regenerating turn ends through its deadline.
   ``decide`` does not look at retention: the caller drops an expired state first.
+- Which turns need a tick is kept in a :class:`DeadlineIndex` of small tuples (deadline or end
+  time, and partition), fed with every state the turn store writes, so a scan never decodes a
+  state: the store holds a week of kilobyte states.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from worker.core.claim_checks import claim_checks_wire
+from worker.core.contract import ErrorClass, LedgerOutcome, Outcome, TopicRole
 from worker.core.envelope import EnvelopeRejection
-from worker.core.failures import FailureCode
+from worker.core.failures import Failure, FailureCode
 from worker.core.ids import ledger_event_id, regenerate_event_id, terminal_event_id
 from worker.core.messages import (
     CouldNotGround,
     GroundedAnswer,
     LedgerBatch,
-    LedgerOutcome,
-    ReasonOut,
     RegenerateRequest,
     cap_reasons,
-    claims_wire,
-    failure_wire,
-    ledger_wire,
-    message_bytes,
-    principal_wire,
-    reason_wire,
     rfc3339,
-    sources_wire,
-    to_json_bytes,
-    trusted,
 )
 from worker.core.outputs import DraftKind
 from worker.core.policy import TenantPolicy
 from worker.core.verdict import Evaluation, Prepared
+from worker.core.wire import message_bytes
 
 
 class TurnPhase(StrEnum):
@@ -70,15 +64,6 @@ class TurnPhase(StrEnum):
 
     REGENERATING = "regenerating"
     TERMINAL = "terminal"
-
-
-class OutTopic(StrEnum):
-    """Logical output topics; the worker maps them to configured names."""
-
-    REGENERATE = "regenerate"
-    VALIDATED = "validated"
-    COULD_NOT_GROUND = "could_not_ground"
-    LEDGER = "ledger"
 
 
 class TurnState(BaseModel):
@@ -106,7 +91,7 @@ class TurnState(BaseModel):
     deciding_draft_id: str | None = None
     #: Exact JSON text of the terminal event, its topic, and the deciding draft's ledger batch.
     terminal_event: str | None = None
-    terminal_topic: OutTopic | None = None
+    terminal_topic: TopicRole | None = None
     terminal_ledger: str | None = None
     attempts_decided: int = 0
     ended_at: datetime | None = None
@@ -118,7 +103,7 @@ class TurnState(BaseModel):
 class Outbound(NamedTuple):
     """One message to publish."""
 
-    topic: OutTopic
+    topic: TopicRole
     #: The turn id (every output topic is keyed by it).
     key: str
     value: bytes
@@ -132,8 +117,7 @@ class Decision(NamedTuple):
     outbound: tuple[Outbound, ...]
     #: ``identity_mismatch``: dead-letter the draft.
     dead_letter: EnvelopeRejection | None
-    #: grounded | regenerate | could_not_ground | unchanged | dead_letter
-    outcome: str
+    outcome: Outcome
 
 
 def _groups(groups: tuple[str, ...]) -> tuple[str, ...]:
@@ -145,7 +129,6 @@ def _ledger(
     ev: Evaluation,
     outcome: LedgerOutcome,
     version: str,
-    checks: list[dict[str, object]] | None = None,
 ) -> bytes:
     d = prepared.draft
     return message_bytes(
@@ -157,26 +140,28 @@ def _ledger(
         tenant_id=d.tenant_id,
         outcome=outcome,
         policy_version=version,
-        rows=ledger_wire(ev.ledger_rows),
-        claim_checks=checks,
+        rows=ev.ledger_rows,
+        claim_checks=ev.claim_checks or None,
     )
 
 
-def _cng_reasons(ev: Evaluation) -> list[dict[str, object]]:
-    """``ReasonOut`` dumps, deduplicated on (code, path)."""
-    seen: dict[tuple[str, str | None], dict[str, object]] = {}
+def _cng_reasons(ev: Evaluation) -> list[Failure]:
+    """The failures to report as ``ReasonOut`` (code and path), deduplicated on (code, path)."""
+    seen: dict[tuple[str, str | None], Failure] = {}
     for f in ev.failures:
-        key = (f.code, f.path)
-        if key not in seen:
-            seen[key] = reason_wire(f.code, f.path)
+        seen.setdefault((f.code, f.path), f)
     return list(seen.values())
 
 
-def _out(topic: OutTopic, turn_id: str, text: str | None) -> tuple[Outbound, ...]:
+#: The reasons of a regeneration timeout.
+_TIMED_OUT = (Failure(code=FailureCode.REGENERATION_TIMEOUT),)
+
+
+def _out(topic: TopicRole, turn_id: str, text: str | None) -> tuple[Outbound, ...]:
     return () if text is None else (Outbound(topic, turn_id, text.encode("utf-8")),)
 
 
-def _sent(topic: OutTopic, turn_id: str, value: bytes) -> Outbound:
+def _sent(topic: TopicRole, turn_id: str, value: bytes) -> Outbound:
     return Outbound(topic, turn_id, value)
 
 
@@ -187,46 +172,42 @@ def _terminal(
     now: datetime,
 ) -> Decision:
     d = prepared.draft
-    event_id = terminal_event_id(base.tenant_id, d.turn_id)
     attempts = base.attempts_decided + 1
-    checks = claim_checks_wire(ev.claim_checks) if ev.claim_checks else None
+    # The fields the terminal event has whatever the outcome.
+    common = {
+        "event_id": terminal_event_id(base.tenant_id, d.turn_id),
+        "turn_id": d.turn_id,
+        "draft_id": d.draft_id,
+        "attempt": d.attempt,
+        "tenant_id": base.tenant_id,
+        "user_id": base.user_id,
+        "kind": d.kind,
+        "policy_version": base.policy_version,
+    }
     if ev.grounded and ev.redacted_output is not None:
-        outcome, topic = LedgerOutcome.GROUNDED, OutTopic.VALIDATED
+        outcome, topic, route = LedgerOutcome.GROUNDED, TopicRole.VALIDATED, Outcome.GROUNDED
         event = message_bytes(
             GroundedAnswer,
-            event_id=event_id,
-            turn_id=d.turn_id,
-            draft_id=d.draft_id,
-            attempt=d.attempt,
-            tenant_id=base.tenant_id,
-            user_id=base.user_id,
-            kind=d.kind,
+            **common,
             output=ev.redacted_output,
-            claims=claims_wire(ev.claims),
-            citations=sources_wire(ev.citations),
-            policy_version=base.policy_version,
+            claims=ev.claims,
+            citations=ev.citations,
             validated_at=rfc3339(now),
-            claim_checks=checks,
+            claim_checks=ev.claim_checks or None,
         )
     else:
-        outcome, topic = LedgerOutcome.COULD_NOT_GROUND, OutTopic.COULD_NOT_GROUND
+        outcome, topic = LedgerOutcome.COULD_NOT_GROUND, TopicRole.COULD_NOT_GROUND
+        route = Outcome.COULD_NOT_GROUND
         reasons, truncated = cap_reasons(_cng_reasons(ev))
         event = message_bytes(
             CouldNotGround,
-            event_id=event_id,
-            turn_id=d.turn_id,
-            draft_id=d.draft_id,
-            attempt=d.attempt,
-            tenant_id=base.tenant_id,
-            user_id=base.user_id,
-            kind=d.kind,
+            **common,
             attempts=attempts,
             reasons=reasons,
             reasons_truncated=truncated,
-            policy_version=base.policy_version,
             at=rfc3339(now),
         )
-    ledger = _ledger(prepared, ev, outcome, base.policy_version, checks)
+    ledger = _ledger(prepared, ev, outcome, base.policy_version)
     state = base.model_copy(
         update={
             "phase": TurnPhase.TERMINAL,
@@ -238,8 +219,8 @@ def _terminal(
             "ended_at": now,
         }
     )
-    outbound = (_sent(topic, d.turn_id, event), _sent(OutTopic.LEDGER, d.turn_id, ledger))
-    return Decision(state, outbound, None, outcome.value)
+    outbound = (_sent(topic, d.turn_id, event), _sent(TopicRole.LEDGER, d.turn_id, ledger))
+    return Decision(state, outbound, None, route)
 
 
 def _regenerate(
@@ -254,16 +235,15 @@ def _regenerate(
         turn_id=d.turn_id,
         draft_id=d.draft_id,
         tenant_id=base.tenant_id,
-        principal=principal_wire(d.principal),
+        principal=d.principal,
         kind=d.kind,
-        reasons=[failure_wire(f) for f in reasons],
+        reasons=reasons,
         reasons_truncated=truncated,
         previous_output=ev.redacted_output,
         policy_version=base.policy_version,
         deadline=rfc3339(deadline),
     )
-    checks = claim_checks_wire(ev.claim_checks) if ev.claim_checks else None
-    ledger = _ledger(prepared, ev, LedgerOutcome.REGENERATE, base.policy_version, checks)
+    ledger = _ledger(prepared, ev, LedgerOutcome.REGENERATE, base.policy_version)
     state = base.model_copy(
         update={
             "phase": TurnPhase.REGENERATING,
@@ -275,10 +255,10 @@ def _regenerate(
         }
     )
     outbound = (
-        _sent(OutTopic.REGENERATE, d.turn_id, request),
-        _sent(OutTopic.LEDGER, d.turn_id, ledger),
+        _sent(TopicRole.REGENERATE, d.turn_id, request),
+        _sent(TopicRole.LEDGER, d.turn_id, ledger),
     )
-    return Decision(state, outbound, None, "regenerate")
+    return Decision(state, outbound, None, Outcome.REGENERATE)
 
 
 def _same_identity(state: TurnState, prepared: Prepared) -> bool:
@@ -296,16 +276,14 @@ def decide(  # noqa: PLR0917 -- the agreed call shape of the worker loop
     evaluation: Evaluation,
     policy: TenantPolicy,
     now: datetime,
-    worker_version: str,
+    worker_version: str = "",
 ) -> Decision:
-    """Contract §3.8 for one draft. ``worker_version`` is accepted for the caller's symmetry;
-    nothing published depends on it, so redeliveries across versions stay byte-identical."""
+    """Contract §3.8 for one draft. ``worker_version`` is accepted for older callers; nothing
+    published depends on it, so redeliveries across versions stay byte-identical."""
     del worker_version
     d = prepared.draft
     if state is None:
-        # Built from the parsed draft's checked fields: no need to validate them again.
-        base = trusted(
-            TurnState,
+        base = TurnState(
             phase=TurnPhase.REGENERATING,  # replaced below; a base is never stored as is
             turn_id=d.turn_id,
             tenant_id=d.tenant_id,
@@ -321,19 +299,22 @@ def decide(  # noqa: PLR0917 -- the agreed call shape of the worker loop
         return _regenerate(base, prepared, evaluation, policy, now)
     if not _same_identity(state, prepared):
         rejection = EnvelopeRejection(
-            "identity_mismatch", "tenant, user or groups differ from the turn's first draft"
+            ErrorClass.IDENTITY_MISMATCH,
+            "tenant, user or groups differ from the turn's first draft",
         )
-        return Decision(state, (), rejection, "dead_letter")
+        return Decision(state, (), rejection, Outcome.DEAD_LETTER)
     if state.phase is TurnPhase.TERMINAL:
-        outbound = _out(state.terminal_topic or OutTopic.VALIDATED, d.turn_id, state.terminal_event)
-        if d.draft_id == state.deciding_draft_id:
-            outbound += _out(OutTopic.LEDGER, d.turn_id, state.terminal_ledger)
-        return Decision(state, outbound, None, "unchanged")
-    if d.draft_id == state.regenerate_draft_id:
-        outbound = _out(OutTopic.REGENERATE, d.turn_id, state.regenerate_request) + _out(
-            OutTopic.LEDGER, d.turn_id, state.regenerate_ledger
+        outbound = _out(
+            state.terminal_topic or TopicRole.VALIDATED, d.turn_id, state.terminal_event
         )
-        return Decision(state, outbound, None, "unchanged")
+        if d.draft_id == state.deciding_draft_id:
+            outbound += _out(TopicRole.LEDGER, d.turn_id, state.terminal_ledger)
+        return Decision(state, outbound, None, Outcome.UNCHANGED)
+    if d.draft_id == state.regenerate_draft_id:
+        outbound = _out(TopicRole.REGENERATE, d.turn_id, state.regenerate_request) + _out(
+            TopicRole.LEDGER, d.turn_id, state.regenerate_ledger
+        )
+        return Decision(state, outbound, None, Outcome.UNCHANGED)
     return _terminal(state, prepared, evaluation, now)
 
 
@@ -342,19 +323,19 @@ def on_deadline(
 ) -> Decision:
     """A regeneration-deadline tick: ``regeneration_timeout`` once the deadline has passed."""
     if state is None:
-        return Decision(None, (), None, "unchanged")
+        return Decision(None, (), None, Outcome.UNCHANGED)
     if state.phase is TurnPhase.TERMINAL:
         if state.deciding_draft_id is None:  # it timed out: the tick may be a redelivery
             return Decision(
                 state,
-                _out(OutTopic.COULD_NOT_GROUND, turn_id, state.terminal_event),
+                _out(TopicRole.COULD_NOT_GROUND, turn_id, state.terminal_event),
                 None,
-                "unchanged",
+                Outcome.UNCHANGED,
             )
-        return Decision(state, (), None, "unchanged")
+        return Decision(state, (), None, Outcome.UNCHANGED)
     if state.deadline is None or tick_time < state.deadline:
-        return Decision(state, (), None, "unchanged")
-    message = trusted(
+        return Decision(state, (), None, Outcome.UNCHANGED)
+    event = message_bytes(
         CouldNotGround,
         event_id=terminal_event_id(state.tenant_id, turn_id),
         turn_id=turn_id,
@@ -364,27 +345,93 @@ def on_deadline(
         user_id=state.user_id,
         kind=state.kind,
         attempts=state.attempts_decided,
-        reasons=(trusted(ReasonOut, code=FailureCode.REGENERATION_TIMEOUT, path=None),),
-        reasons_truncated=None,
+        reasons=_TIMED_OUT,
         policy_version=state.policy_version,
         at=rfc3339(now),
-    )
-    event = to_json_bytes(message).decode("utf-8")
+    ).decode("utf-8")
     new = state.model_copy(
         update={
             "phase": TurnPhase.TERMINAL,
             "terminal_event": event,
-            "terminal_topic": OutTopic.COULD_NOT_GROUND,
+            "terminal_topic": TopicRole.COULD_NOT_GROUND,
             "ended_at": now,
         }
     )
-    return Decision(new, _out(OutTopic.COULD_NOT_GROUND, turn_id, event), None, "could_not_ground")
+    return Decision(
+        new, _out(TopicRole.COULD_NOT_GROUND, turn_id, event), None, Outcome.COULD_NOT_GROUND
+    )
 
 
 def expired(state: TurnState, now: datetime, retention_s: float) -> bool:
     """A terminal turn past its retention: treat it as no state (a later draft opens afresh)."""
-    return (
-        state.phase is TurnPhase.TERMINAL
-        and state.ended_at is not None
-        and now - state.ended_at > timedelta(seconds=retention_s)
-    )
+    end = ended_at(state)
+    return end is not None and now - end > timedelta(seconds=retention_s)
+
+
+def regeneration_deadline(state: TurnState) -> datetime | None:
+    """When a turn waiting for its regeneration times out; ``None`` for any other turn."""
+    return state.deadline if state.phase is TurnPhase.REGENERATING else None
+
+
+def ended_at(state: TurnState) -> datetime | None:
+    """When a finished turn ended (its retention counts from there); ``None`` for any other."""
+    return state.ended_at if state.phase is TurnPhase.TERMINAL else None
+
+
+class DeadlineIndex:
+    """The turns that will need a tick: regenerations by deadline, finished turns by end time.
+
+    Fed through the turn store (:meth:`note` for every state it writes, :meth:`forget` for every
+    turn it drops, :meth:`rebuild` from everything it holds after a recovery); read by the
+    deadline scanner. Values are (time, partition of the turn).
+    """
+
+    def __init__(self) -> None:
+        #: Turns waiting for a regeneration: turn -> (deadline, partition).
+        self.waiting: dict[str, tuple[datetime, int]] = {}
+        #: Finished turns: turn -> (ended_at, partition).
+        self.ended: dict[str, tuple[datetime, int]] = {}
+
+    def note(self, turn_id: str, partition: int, state: TurnState) -> None:
+        """The turn now holds ``state``."""
+        deadline = regeneration_deadline(state)
+        if deadline is not None:
+            self.waiting[turn_id] = (deadline, partition)
+        else:
+            self.waiting.pop(turn_id, None)
+        end = ended_at(state)
+        if end is not None:
+            self.ended[turn_id] = (end, partition)
+        else:
+            self.ended.pop(turn_id, None)
+
+    def forget(self, turn_id: str) -> None:
+        """The turn holds no state any more."""
+        self.waiting.pop(turn_id, None)
+        self.ended.pop(turn_id, None)
+
+    def rebuild(self, turns: Iterable[tuple[str, int, TurnState]]) -> None:
+        """Start over from every (turn, partition, state) held."""
+        self.waiting = {}
+        self.ended = {}
+        for turn_id, partition, state in turns:
+            self.note(turn_id, partition, state)
+
+    def overdue(self, now: datetime, owned: Collection[int]) -> list[tuple[str, int, datetime]]:
+        """(turn, partition, deadline) of regenerations on ``owned`` partitions due by ``now``."""
+        return [
+            (turn_id, partition, deadline)
+            for turn_id, (deadline, partition) in self.waiting.items()
+            if partition in owned and deadline <= now
+        ]
+
+    def past_retention(
+        self, now: datetime, owned: Collection[int], retention_s: float
+    ) -> list[tuple[str, int]]:
+        """(turn, partition) of finished turns on ``owned`` partitions that :func:`expired`."""
+        retention = timedelta(seconds=retention_s)
+        return [
+            (turn_id, partition)
+            for turn_id, (end, partition) in self.ended.items()
+            if partition in owned and now - end > retention
+        ]

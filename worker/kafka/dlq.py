@@ -7,45 +7,26 @@ always sees where the draft first came from and how often it has been replayed.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import NamedTuple
 
-from worker.kafka.records import Headers, Incoming
-
-ORIGINAL_TOPIC = "dlq.original.topic"
-ORIGINAL_PARTITION = "dlq.original.partition"
-ORIGINAL_OFFSET = "dlq.original.offset"
-ORIGINAL_TIMESTAMP = "dlq.original.timestamp"
-ERROR_CLASS = "dlq.error.class"
-ERROR_MESSAGE = "dlq.error.message"
-FAILED_AT = "dlq.failed_at"
-WORKER_VERSION = "dlq.worker.version"
-REPLAY_COUNT = "dlq.replay.count"
-
-ORIGINAL_HEADERS = (ORIGINAL_TOPIC, ORIGINAL_PARTITION, ORIGINAL_OFFSET, ORIGINAL_TIMESTAMP)
-#: Every header this module writes; any earlier copy of these is replaced, never duplicated.
-DLQ_HEADERS = (
-    *ORIGINAL_HEADERS,
+from worker.core.contract import (
+    DLQ_HEADERS,
     ERROR_CLASS,
     ERROR_MESSAGE,
     FAILED_AT,
-    WORKER_VERSION,
+    ORIGINAL_HEADERS,
+    ORIGINAL_OFFSET,
+    ORIGINAL_PARTITION,
+    ORIGINAL_TIMESTAMP,
+    ORIGINAL_TOPIC,
     REPLAY_COUNT,
+    WORKER_VERSION,
+    ErrorClass,
 )
+from worker.kafka.records import Headers, Incoming
 
 #: Dead-letter messages are for operators, but are still cut to keep headers small.
 MAX_MESSAGE_CHARS = 1000
-
-
-class ErrorClass(StrEnum):
-    """``dlq.error.class`` values (contract §7)."""
-
-    MALFORMED_ENVELOPE = "malformed_envelope"
-    UNSUPPORTED_SCHEMA_VERSION = "unsupported_schema_version"
-    OVERSIZED = "oversized"
-    IDENTITY_MISMATCH = "identity_mismatch"
-    INFRA_UNAVAILABLE = "infra_unavailable"
-    INTERNAL_ERROR = "internal_error"
 
 
 class DeadLetter(NamedTuple):

@@ -7,27 +7,14 @@ list, so the three never drift apart (a unit test fails when the files are stale
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import NamedTuple
 
+from worker.core.contract import TopicRole
 from worker.settings import Settings
 
 DAY_MS = 24 * 3600 * 1000
 #: Room for record and batch framing on top of the payload limit.
 FRAMING_BYTES = 64 * 1024
-
-
-class TopicRole(StrEnum):
-    """What a topic is for, independent of its (configurable) name."""
-
-    DRAFTS = "drafts"
-    REGENERATE = "regenerate"
-    VALIDATED = "validated"
-    COULD_NOT_GROUND = "could_not_ground"
-    LEDGER = "ledger"
-    DLQ = "dlq"
-    REPLAY_LOG = "replay_log"
-    TURNS_CHANGELOG = "turns_changelog"
 
 
 #: The Faust table of turn states (``worker.stream.app``).

@@ -16,8 +16,9 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import TopicAlreadyExistsError
 
+from worker.core.contract import TopicRole
 from worker.kafka.access import client_security
-from worker.kafka.topic_specs import TopicRole, TopicSpec, topic_specs
+from worker.kafka.topic_specs import TopicSpec, topic_specs
 from worker.settings import Settings
 
 

@@ -6,13 +6,10 @@ There is deliberately no field for text, title, quote or snippet, so no caller c
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
+from worker.core.contract import LedgerOutcome
 from worker.core.evidence import EvidenceKind, QuoteCheck, Resolution
-
-Outcome = Literal["grounded", "regenerate", "could_not_ground"]
 
 
 class LedgerRecord(BaseModel):
@@ -25,7 +22,7 @@ class LedgerRecord(BaseModel):
     draft_id: str = Field(min_length=1)
     #: The deciding draft's ``attempt`` (informative, echoed).
     attempt: int = Field(ge=0)
-    outcome: Outcome
+    outcome: LedgerOutcome
     policy_version: str
     #: The ledger batch's ``event_id``: a function of (tenant_id, turn_id, draft_id).
     event_id: str = Field(min_length=1)

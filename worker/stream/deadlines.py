@@ -1,7 +1,9 @@
 """Which turns need a control record now: regenerations past their deadline, turns past retention.
 
-Pure bookkeeping over the turn store's two small indexes (regenerating turns by deadline, finished
-turns by end time); the timer in ``worker.stream.app`` appends what this returns. Only ``rebuild``
+The turn store feeds every state it writes into a :class:`worker.core.turns.DeadlineIndex`
+(regenerating turns by deadline, finished turns by end time: the phase rules are the core's); this
+asks that index, through the :class:`worker.stream.ports.IndexedTurnStore` port, and turns its
+answers into control records, which the timer in ``worker.stream.app`` appends. Only ``rebuild``
 decodes every turn held, and the app asks for it when a rebalance's recovery completed or the
 partitions it owns changed, never on a timer: with a week of turns that decode would stall the
 event loop for seconds. A record is re-sent at most every ``resend_after_s`` until the turn's
@@ -13,17 +15,17 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from worker.kafka.control import ControlKind, ControlRecord, control_record
-from worker.stream.turn_table import FaustTurnStore
+from worker.stream.ports import IndexedTurnStore
 
 
 class DeadlineScanner:
     """Finds due turns among those this process holds for the partitions it owns."""
 
     def __init__(
-        self, store: FaustTurnStore, *, retention_s: float, resend_after_s: float = 5.0
+        self, store: IndexedTurnStore, *, retention_s: float, resend_after_s: float = 5.0
     ) -> None:
         self._store = store
-        self._retention = timedelta(seconds=retention_s)
+        self._retention_s = retention_s
         self._resend = timedelta(seconds=resend_after_s)
         self._sent: dict[tuple[str, ControlKind], datetime] = {}
 
@@ -37,18 +39,15 @@ class DeadlineScanner:
         """
         if rebuild:
             self._store.rebuild_index()
+        index = self._store.deadlines
         records: list[ControlRecord] = []
-        for turn_id, (deadline, partition) in list(self._store.pending.items()):
-            if partition in owned and deadline <= now:
-                records.extend(
-                    self._once(ControlKind.REGENERATION_DEADLINE, turn_id, partition, deadline, now)
-                )
+        for turn_id, partition, deadline in index.overdue(now, owned):
+            records.extend(
+                self._once(ControlKind.REGENERATION_DEADLINE, turn_id, partition, deadline, now)
+            )
         if expire:
-            for turn_id, (ended_at, partition) in list(self._store.ended.items()):
-                if partition in owned and now - ended_at > self._retention:
-                    records.extend(
-                        self._once(ControlKind.EXPIRE_TURN, turn_id, partition, now, now)
-                    )
+            for turn_id, partition in index.past_retention(now, owned, self._retention_s):
+                records.extend(self._once(ControlKind.EXPIRE_TURN, turn_id, partition, now, now))
         return records
 
     def _once(

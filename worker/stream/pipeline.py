@@ -1,6 +1,8 @@
 """One batch of ``agent.drafts`` records: classify, resolve once, decide in order, publish.
 
-This is the whole imperative shell around the pure core. It owns no Kafka client and no table:
+This is the whole imperative shell around the pure core: each draft is admitted and judged by
+``worker.core.grounding`` (the same two calls ``check`` makes), with the batch's one evidence fetch
+in between. It owns no Kafka client and no table:
 the Faust agent hands it plain :class:`Incoming` values and gives it a :class:`TurnStore` and a
 :class:`Publisher`, so the ordering and fault rules below can be read (and tested) in one place.
 
@@ -33,23 +35,16 @@ from typing import NamedTuple
 
 import structlog
 
-from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
+from worker.core.contract import ErrorClass, Outcome, TopicRole
+from worker.core.envelope import EnvelopeRejection
 from worker.core.evidence import CitationRef, EvidenceRecord
-from worker.core.policy import PolicyBook, TenantPolicy
+from worker.core.grounding import Admitted, admit, judge
+from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore, Found
-from worker.core.turns import (
-    Decision,
-    OutTopic,
-    TurnPhase,
-    TurnState,
-    decide,
-    expired,
-    on_deadline,
-)
-from worker.core.verdict import Prepared, evaluate, prepare
+from worker.core.turns import Decision, TurnPhase, TurnState, expired, on_deadline
 from worker.faults import RetriableFault
 from worker.kafka.control import Control, ControlKind, is_control, parse_control
-from worker.kafka.dlq import ErrorClass, dead_letter
+from worker.kafka.dlq import dead_letter
 from worker.kafka.records import Headers, Incoming, trace_headers
 from worker.logs import trace_scope
 from worker.metrics import Metrics
@@ -82,10 +77,8 @@ class _Item:
 
     incoming: Incoming
     control: Control | None = None
-    draft: Draft | None = None
-    policy: TenantPolicy | None = None
-    prepared: Prepared | None = None
-    rejection: tuple[ErrorClass, str] | None = None
+    admitted: Admitted | None = None
+    rejection: EnvelopeRejection | None = None
 
 
 @dataclass
@@ -133,10 +126,10 @@ class BatchProcessor:
         )
         names = settings.topics
         self._out_topic = {
-            OutTopic.REGENERATE: names.regenerate,
-            OutTopic.VALIDATED: names.validated,
-            OutTopic.COULD_NOT_GROUND: names.could_not_ground,
-            OutTopic.LEDGER: names.ledger,
+            TopicRole.REGENERATE: names.regenerate,
+            TopicRole.VALIDATED: names.validated,
+            TopicRole.COULD_NOT_GROUND: names.could_not_ground,
+            TopicRole.LEDGER: names.ledger,
         }
 
     # ------------------------------------------------------------------------------------------
@@ -198,13 +191,16 @@ class BatchProcessor:
             if is_control(rec):
                 item.control = parse_control(rec)
                 return item
-            parsed = parse_envelope(rec.key, rec.value, max_bytes=self._settings.max_draft_bytes)
-            if isinstance(parsed, EnvelopeRejection):
-                item.rejection = (ErrorClass(parsed.error_class), parsed.message)
-                return item
-            item.draft = parsed
-            item.policy = self._policies.for_tenant(parsed.tenant_id)
-            item.prepared = prepare(parsed, item.policy)
+            admitted = admit(
+                rec.key,
+                rec.value,
+                max_bytes=self._settings.max_draft_bytes,
+                policies=self._policies,
+            )
+            if isinstance(admitted, EnvelopeRejection):
+                item.rejection = admitted
+            else:
+                item.admitted = admitted
         except Exception as exc:  # a record the core cannot read is poison
             log.error(  # noqa: TRY400 - traceback only at DEBUG, see above
                 "draft.internal_error",
@@ -214,7 +210,9 @@ class BatchProcessor:
                 offset=rec.offset,
             )
             log.debug("draft.internal_error.trace", exc_info=True)
-            item.rejection = (ErrorClass.INTERNAL_ERROR, f"internal error: {type(exc).__name__}")
+            item.rejection = EnvelopeRejection(
+                ErrorClass.INTERNAL_ERROR, f"internal error: {type(exc).__name__}"
+            )
         return item
 
     async def _resolve(
@@ -231,8 +229,8 @@ class BatchProcessor:
         """
         wanted: dict[str, set[CitationRef]] = defaultdict(set)
         for item in items:
-            if item.prepared is not None and item.draft is not None:
-                wanted[item.draft.tenant_id].update(item.prepared.refs_to_resolve)
+            if item.admitted is not None:
+                wanted[item.admitted.tenant_id].update(item.admitted.refs)
         wanted = {t: refs for t, refs in wanted.items() if refs}
         if not wanted:
             return {}, {}
@@ -317,33 +315,27 @@ class BatchProcessor:
         if is_control(rec):
             return self._route_control(item.control, rec, now, report)
         if item.rejection is not None:
-            error_class, message = item.rejection
-            return [self._dead_letter(rec, error_class, message, report)]
-        draft, prepared, policy = item.draft, item.prepared, item.policy
-        if draft is None or prepared is None or policy is None:
-            raise TypeError("a classified record is a control, a rejection or a prepared draft")
-        tenant = draft.tenant_id
-        if tenant in unavailable and prepared.refs_to_resolve:
-            error_class, message = unavailable[tenant]
-            return [self._dead_letter(rec, error_class, message, report)]
+            return [self._dead_letter(rec, *item.rejection, report)]
+        admitted = item.admitted
+        if admitted is None:
+            raise TypeError("a classified record is a control, a rejection or an admitted draft")
+        tenant, draft = admitted.tenant_id, admitted.draft
+        if tenant in unavailable and admitted.refs:
+            return [self._dead_letter(rec, *unavailable[tenant], report)]
         stored = self._turns.get(draft.turn_id)
-        state = stored.state if stored is not None else None
-        if state is not None and expired(state, now, self._settings.turn_retention_s):
-            state = None
-        evaluation = evaluate(prepared, evidence.get(tenant, {}), policy, now)
-        decision = decide(state, prepared, evaluation, policy, now, self._version)
-        if decision.dead_letter is not None:
-            return [
-                self._dead_letter(
-                    rec,
-                    ErrorClass(decision.dead_letter.error_class),
-                    decision.dead_letter.message,
-                    report,
-                )
-            ]
-        decision = _with_trace(decision, state, rec)
+        judgement = judge(
+            admitted,
+            stored.state if stored is not None else None,
+            evidence.get(tenant, {}),
+            now,
+            retention_s=self._settings.turn_retention_s,
+        )
+        if judgement.dead_letter is not None:
+            return [self._dead_letter(rec, *judgement.dead_letter, report)]
+        state = judgement.before
+        decision = _with_trace(judgement.decision, state, rec)
         self._store(draft.turn_id, rec.partition, state, decision)
-        codes = sorted({f.code.value for f in evaluation.failures})
+        codes = judgement.failure_codes
         for code in codes:
             self._metrics.failure_codes.labels(code=code).inc()
         self._metrics.drafts.labels(outcome=decision.outcome).inc()
@@ -370,7 +362,7 @@ class BatchProcessor:
         if control.kind is ControlKind.EXPIRE_TURN:
             if stored is not None and expired(stored.state, tick, self._settings.turn_retention_s):
                 self._turns.delete(control.turn_id, rec.partition)
-                report.outcomes["expired"] += 1
+                report.outcomes[Outcome.EXPIRED] += 1
             return []
         state = stored.state if stored is not None else None
         decision = on_deadline(state, control.turn_id, tick, now)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import NamedTuple, Protocol
 
-from worker.core.turns import TurnState
+from worker.core.turns import DeadlineIndex, TurnState
 from worker.kafka.records import Headers
 
 
@@ -29,6 +29,19 @@ class TurnStore(Protocol):
 
     def delete(self, turn_id: str, partition: int) -> None:
         """Forget the turn (after its retention)."""
+        ...
+
+
+class IndexedTurnStore(TurnStore, Protocol):
+    """A turn store that notes every state it writes in a :class:`DeadlineIndex`."""
+
+    @property
+    def deadlines(self) -> DeadlineIndex:
+        """The index of the turns held here that will need a tick."""
+        ...
+
+    def rebuild_index(self) -> None:
+        """Note every turn held again (after the store's contents changed under it)."""
         ...
 
 

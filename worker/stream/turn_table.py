@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 from faust.stores.rocksdb import Store as RocksDBStore
 
-from worker.core.turns import TurnPhase, TurnState
+from worker.core.turns import DeadlineIndex, TurnState
 from worker.stream.ports import StoredTurn
 
 #: First byte of a compressed table value; a plain JSON value starts with ``{``.
@@ -111,11 +111,18 @@ class FaustTurnStore:
         self._local: _PlainData | _PartitionedData | None = None
         self._defer = defer_changelog
         self._unsent: list[tuple[int, bytes, bytes]] = []
-        #: Turns waiting for a regeneration, written by this process: turn -> (deadline, partition).
-        self.pending: dict[str, tuple[datetime, int]] = {}
-        #: Finished turns written or recovered here: turn -> (ended_at, partition). Small tuples,
-        #: so expiry never decodes a state (a turn's state is kilobytes; there are days of them).
-        self.ended: dict[str, tuple[datetime, int]] = {}
+        #: Every state written here is noted in it; :meth:`rebuild_index` after a recovery.
+        self.deadlines = DeadlineIndex()
+
+    @property
+    def pending(self) -> dict[str, tuple[datetime, int]]:
+        """Turns waiting for a regeneration: turn -> (deadline, partition)."""
+        return self.deadlines.waiting
+
+    @property
+    def ended(self) -> dict[str, tuple[datetime, int]]:
+        """Finished turns: turn -> (ended_at, partition)."""
+        return self.deadlines.ended
 
     @property
     def local(self) -> _PlainData | _PartitionedData:
@@ -143,7 +150,7 @@ class FaustTurnStore:
             self._table.send_changelog(
                 partition, key, raw, key_serializer="raw", value_serializer="raw"
             )
-        self._index(turn_id, partition, state)
+        self.deadlines.note(turn_id, partition, state)
 
     def take_unsent(self) -> list[tuple[int, bytes, bytes]]:
         """The deferred changelog records (partition, key, value), oldest first; forgets them."""
@@ -157,8 +164,7 @@ class FaustTurnStore:
         self._table.send_changelog(
             partition, key, None, key_serializer="raw", value_serializer="raw"
         )
-        self.pending.pop(turn_id, None)
-        self.ended.pop(turn_id, None)
+        self.deadlines.forget(turn_id)
 
     def items(self) -> Iterator[tuple[str, StoredTurn]]:
         """Every turn held locally (only read by the deadline scanner)."""
@@ -166,22 +172,9 @@ class FaustTurnStore:
             yield key.decode("utf-8"), decode_turn(raw)
 
     def rebuild_index(self) -> None:
-        """Rebuild :attr:`pending` and :attr:`ended` from the table (after a rebalance's recovery).
+        """Rebuild :attr:`deadlines` from the table (after a rebalance's recovery).
 
         Decodes every turn held: run it when the table's contents changed under us, not on a
         timer.
         """
-        self.pending = {}
-        self.ended = {}
-        for turn_id, stored in self.items():
-            self._index(turn_id, stored.partition, stored.state)
-
-    def _index(self, turn_id: str, partition: int, state: TurnState) -> None:
-        if state.phase is TurnPhase.REGENERATING and state.deadline is not None:
-            self.pending[turn_id] = (state.deadline, partition)
-        else:
-            self.pending.pop(turn_id, None)
-        if state.phase is TurnPhase.TERMINAL and state.ended_at is not None:
-            self.ended[turn_id] = (state.ended_at, partition)
-        else:
-            self.ended.pop(turn_id, None)
+        self.deadlines.rebuild((t, stored.partition, stored.state) for t, stored in self.items())

@@ -1,7 +1,7 @@
 """``grounding-worker check``: the worker's verdict on one draft, without Kafka.
 
 For people building agent producers. The draft goes through exactly the worker's path —
-``parse_envelope``, ``prepare``, one evidence fetch, ``evaluate``, ``decide`` — so check and the
+``worker.core.grounding``'s ``admit`` and ``judge`` around one evidence fetch — so check and the
 worker cannot disagree. The report names failure codes with their field paths, claim statuses and
 how much would be redacted, as counts: a hidden citation's id never appears, because whoever runs
 check may not be the principal the draft is for.
@@ -33,15 +33,14 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from worker import __version__
 from worker.core.claim_checks import claim_checks_wire
-from worker.core.claim_status import unit_status
+from worker.core.contract import Outcome, TopicRole
 from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceRecord, Resolution
+from worker.core.grounding import Judgement, admit_draft, judge
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
-from worker.core.turns import OutTopic, TurnPhase, TurnState, decide
-from worker.core.verdict import Evaluation, Prepared, evaluate, prepare
+from worker.core.turns import TurnPhase, TurnState
 
 EXIT_GROUNDED = 0
 EXIT_NOT_GROUNDED = 1
@@ -116,31 +115,21 @@ def _regenerating(draft: Draft, policy_version: str) -> TurnState:
     )
 
 
-def _resolutions(evaluation: Evaluation) -> dict[CitationRef, Resolution]:
-    return {
-        CitationRef(row.kind, int(row.source_id)): row.resolution for row in evaluation.ledger_rows
-    }
-
-
 def report(
-    prepared: Prepared,
-    evaluation: Evaluation,
+    judgement: Judgement,
     *,
-    outcome: str,
     state: str,
-    policy: PolicyBook,
     messages: list[dict[str, Any]] | None,
 ) -> dict[str, Any]:
     """The check report (the ``--json`` form). Hidden ids appear only as counts."""
-    draft = prepared.draft
-    resolutions = _resolutions(evaluation)
-    tenant_policy = policy.for_tenant(draft.tenant_id)
-    lost = tenant_policy.lost_support
+    admitted, evaluation, outcome = judgement.admitted, judgement.evaluation, judgement.outcome
+    draft = admitted.draft
+    resolutions = judgement.resolutions
     hidden = {ref for ref, r in resolutions.items() if r in HIDDEN}
     by_resolution = Counter(r.value for r in resolutions.values())
     body: dict[str, Any] = {
-        "outcome": outcome,
-        "exit_code": EXIT_GROUNDED if outcome == "grounded" else EXIT_NOT_GROUNDED,
+        "outcome": outcome.value,
+        "exit_code": EXIT_GROUNDED if outcome is Outcome.GROUNDED else EXIT_NOT_GROUNDED,
         "kind": draft.kind.value,
         "tenant_id": draft.tenant_id,
         "user_id": draft.principal.user_id,
@@ -151,21 +140,16 @@ def report(
             for f in evaluation.failures
         ],
         "claims": [
-            {
-                "kind": u.kind.value,
-                "path": u.path,
-                "index": u.index,
-                "status": unit_status(u, resolutions, lost).value,
-            }
-            for u in prepared.units
+            {"kind": u.kind.value, "path": u.path, "index": u.index, "status": status.value}
+            for u, status in judgement.unit_statuses
         ],
         "citations": {r.value: by_resolution[r.value] for r in Resolution},
         "redacted": {
             "ids": len(hidden),
-            "occurrences": sum(1 for o in prepared.occurrences if o.ref in hidden),
+            "occurrences": sum(1 for o in admitted.prepared.occurrences if o.ref in hidden),
         },
     }
-    if tenant_policy.claims:
+    if admitted.policy.claims:
         body["claim_checks"] = claim_checks_wire(evaluation.claim_checks)
     if messages is not None:
         body["messages"] = messages
@@ -175,9 +159,9 @@ def report(
 def dead_letter_report(rejection: EnvelopeRejection) -> dict[str, Any]:
     """The report of a draft the worker would dead-letter."""
     return {
-        "outcome": "dead_letter",
+        "outcome": Outcome.DEAD_LETTER.value,
         "exit_code": EXIT_UNUSABLE,
-        "dead_letter_class": rejection.error_class,
+        "dead_letter_class": rejection.error_class.value,
         "reason": rejection.message,
     }
 
@@ -199,28 +183,23 @@ async def check(
     draft = parsed
     if request.attempt is not None:
         draft = draft.model_copy(update={"attempt": request.attempt})
-    policy = policies.for_tenant(draft.tenant_id)
-    prepared = prepare(draft, policy)
+    admitted = admit_draft(draft, policies)
     found: Mapping[CitationRef, EvidenceRecord] = {}
-    if prepared.refs_to_resolve:
-        found = await evidence.fetch(draft.tenant_id, prepared.refs_to_resolve)
-    evaluation = evaluate(prepared, found, policy, now)
-    state = _regenerating(draft, policy.version) if request.after_regeneration else None
-    decision = decide(state, prepared, evaluation, policy, now, __version__)
+    if admitted.refs:
+        found = await evidence.fetch(admitted.tenant_id, admitted.refs)
+    state = _regenerating(draft, admitted.policy.version) if request.after_regeneration else None
+    judgement = judge(admitted, state, found, now, retention_s=None)
     messages = None
     if show_messages:
         # The ledger records hidden ids by kind and id: it is never shown here.
         messages = [
             {"topic": o.topic.value, "value": orjson.loads(o.value)}
-            for o in decision.outbound
-            if o.topic is not OutTopic.LEDGER
+            for o in judgement.decision.outbound
+            if o.topic is not TopicRole.LEDGER
         ]
     return report(
-        prepared,
-        evaluation,
-        outcome=decision.outcome,
+        judgement,
         state="regenerating" if request.after_regeneration else "open",
-        policy=policies,
         messages=messages,
     )
 

@@ -26,8 +26,9 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import NamedTuple
 
+from worker.core.contract import ERROR_CLASS, REPLAY_COUNT
 from worker.core.envelope import loads_json
-from worker.kafka.dlq import ERROR_CLASS, REPLAY_COUNT, replay_count
+from worker.kafka.dlq import replay_count
 from worker.kafka.records import Headers, Incoming
 
 _DURATION = re.compile(r"^(\d+)([smhd])$")

@@ -34,9 +34,10 @@ from worker.core.claim_checks import (
 )
 from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
 from worker.core.failures import FailureCode
-from worker.core.messages import GroundedAnswer, LedgerBatch, RegenerateRequest, to_json_bytes
+from worker.core.messages import GroundedAnswer, LedgerBatch, RegenerateRequest
 from worker.core.policy import PolicyBook, TenantPolicy
 from worker.core.turns import TurnPhase
+from worker.core.wire import to_json_bytes
 
 D = Disposition
 FLAG = DeclaredClaim.model_validate(

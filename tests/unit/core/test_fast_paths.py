@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from random_outputs import output
 
 from worker.core.claim_status import UnitVerdict, hidden_places, redact_output, unit_status
+from worker.core.contract import LedgerOutcome
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceKind, resolve
 from worker.core.messages import (
     CitationKey,
@@ -23,23 +24,15 @@ from worker.core.messages import (
     CouldNotGround,
     GroundedAnswer,
     LedgerBatch,
-    LedgerOutcome,
     LedgerRow,
     ReasonOut,
     RegenerateRequest,
     cap_reasons,
-    claims_wire,
-    failure_wire,
-    ledger_wire,
-    message_bytes,
-    principal_wire,
-    reason_wire,
-    sources_wire,
-    to_json_bytes,
 )
 from worker.core.outputs import DraftKind
 from worker.core.policy import LostSupportPolicy, TenantPolicy
 from worker.core.verdict import evaluate, prepare
+from worker.core.wire import message_bytes, to_json_bytes
 
 POLICIES = [TenantPolicy(version="p", lost_support=lost) for lost in LostSupportPolicy]
 
@@ -96,8 +89,8 @@ def test_messages_written_from_plain_values_are_the_models_bytes(r: random.Rando
         **common,
         **answer,
         output=output,
-        claims=claims_wire(ev.claims),
-        citations=sources_wire(ev.citations),
+        claims=ev.claims,
+        citations=ev.citations,
         validated_at="now",
     ) == to_json_bytes(
         GroundedAnswer(
@@ -105,7 +98,7 @@ def test_messages_written_from_plain_values_are_the_models_bytes(r: random.Rando
         )
     )
     batch = {**common, "attempt": 1, "outcome": LedgerOutcome.REGENERATE, "policy_version": "p"}
-    assert message_bytes(LedgerBatch, **batch, rows=ledger_wire(ev.ledger_rows)) == to_json_bytes(
+    assert message_bytes(LedgerBatch, **batch, rows=ev.ledger_rows) == to_json_bytes(
         LedgerBatch(**batch, rows=rows)
     )
     reasons, truncated = cap_reasons(ev.failures)
@@ -120,13 +113,11 @@ def test_messages_written_from_plain_values_are_the_models_bytes(r: random.Rando
     assert message_bytes(
         RegenerateRequest,
         **request,
-        principal=principal_wire(draft.principal),
-        reasons=[failure_wire(f) for f in reasons],
+        principal=draft.principal,
+        reasons=reasons,
     ) == to_json_bytes(RegenerateRequest(**request, principal=draft.principal, reasons=reasons))
     event = {**answer, **common, "attempts": 2, "reasons_truncated": truncated, "at": "now"}
-    assert message_bytes(
-        CouldNotGround, **event, reasons=[reason_wire(f.code, f.path) for f in reasons]
-    ) == to_json_bytes(
+    assert message_bytes(CouldNotGround, **event, reasons=reasons) == to_json_bytes(
         CouldNotGround(**event, reasons=tuple(ReasonOut(code=f.code, path=f.path) for f in reasons))
     )
 

@@ -13,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from worker.core.evidence import EvidenceKind, Principal, QuoteCheck, Resolution
+from worker.core.claim_checks import ClaimCheck, ClaimCheckOut
+from worker.core.contract import LedgerOutcome
+from worker.core.evidence import CitationRef, EvidenceKind, Principal, QuoteCheck, Resolution
 from worker.core.failures import Failure, FailureCode
 from worker.core.ids import NAMESPACE, ledger_event_id, regenerate_event_id, terminal_event_id
 from worker.core.messages import (
@@ -21,19 +23,20 @@ from worker.core.messages import (
     CitationKey,
     CitationOut,
     ClaimOut,
+    ClaimValue,
     CouldNotGround,
     GroundingStatus,
     LedgerBatch,
-    LedgerOutcome,
     LedgerRow,
+    LedgerValue,
     ReasonOut,
     RegenerateRequest,
+    SourceValue,
     cap_reasons,
     rfc3339,
-    to_json_bytes,
-    trusted,
 )
 from worker.core.outputs import DraftKind
+from worker.core.wire import dumps, message_bytes, to_json_bytes, wire
 
 
 def test_ids_are_deterministic_uuid5() -> None:
@@ -221,29 +224,25 @@ def test_could_not_ground_reasons_have_code_and_path_only() -> None:
         ),
     ],
 )
-def test_trusted_builds_what_model_construct_builds(
+def test_the_wire_form_derived_from_a_model_is_its_dump(
     cls: type[BaseModel], values: dict[str, object]
 ) -> None:
-    """The core's cheap constructor: same fields (in order), defaults and fields-set."""
-    fast, slow = trusted(cls, **values), cls.model_construct(**values)
-    assert fast == slow
-    assert list(fast.__dict__.items()) == list(slow.__dict__.items())
-    assert fast.model_fields_set == slow.model_fields_set
-    assert to_json_bytes(fast) == to_json_bytes(slow)
+    """``worker.core.wire`` writes what pydantic's own dump writes, model or plain values."""
+    model = cls.model_construct(**values)
+    assert message_bytes(cls, **values) == to_json_bytes(model)
+    assert dumps(wire(cls, [model])) == dumps([model.model_dump(exclude_none=True)])
 
 
 def test_to_json_bytes_writes_what_a_json_mode_dump_writes() -> None:
     """Enums and tuples are left to orjson: the bytes are those of pydantic's JSON mode."""
-    row = trusted(
-        LedgerRow,
+    row = LedgerRow(
         kind=EvidenceKind.DOC,
         source_id="9",
         resolution=Resolution.ACL_REDACTED,
         quote_check=QuoteCheck.TOLERANT,
         paths=("citations[0]", "answer_markdown"),
     )
-    batch = trusted(
-        LedgerBatch,
+    batch = LedgerBatch(
         event_id="e",
         turn_id="t",
         draft_id="d",
@@ -256,3 +255,17 @@ def test_to_json_bytes_writes_what_a_json_mode_dump_writes() -> None:
     for message in (row, batch):
         data = message.model_dump(mode="json", exclude_none=True)
         assert to_json_bytes(message) == orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+
+
+def test_every_plain_value_carries_the_fields_of_the_part_it_is_written_as() -> None:
+    """The derived encoders read a part's fields by name from whatever value stands for it."""
+    pairs: list[tuple[type[tuple[object, ...]], type[BaseModel]]] = [
+        (ClaimValue, ClaimOut),
+        (SourceValue, CitationOut),
+        (LedgerValue, LedgerRow),
+        (CitationRef, CitationKey),
+        (ClaimCheck, ClaimCheckOut),
+    ]
+    for value, model in pairs:
+        assert set(model.model_fields) <= set(value._fields), value.__name__  # type: ignore[attr-defined]
+    assert set(ReasonOut.model_fields) <= set(Failure.model_fields)

@@ -16,9 +16,8 @@ import pytest
 import yaml
 from deploy_files import ROOT, load_script
 
+from worker.core.contract import ErrorClass, LedgerOutcome
 from worker.core.failures import FailureCode
-from worker.core.messages import LedgerOutcome
-from worker.kafka.dlq import ErrorClass
 
 promql = load_script("promql_names")
 DASHBOARD = ROOT / "deploy" / "grafana" / "grounding-worker.json"

@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
+from worker.core.contract import DLQ_HEADERS, ErrorClass
 from worker.faults import PoisonFault, StoreUnavailable
 from worker.kafka.control import (
     CONTROL_HEADER,
@@ -17,7 +18,7 @@ from worker.kafka.control import (
     is_control,
     parse_control,
 )
-from worker.kafka.dlq import DLQ_HEADERS, ErrorClass, dead_letter, replay_count
+from worker.kafka.dlq import dead_letter, replay_count
 from worker.kafka.records import Incoming, trace_headers
 from worker.retry import RetryBudgetExhaustedError, backoff_delays, with_retries
 

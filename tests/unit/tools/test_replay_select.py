@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from worker.kafka import dlq as h
+from worker.core import contract as h
+from worker.kafka.dlq import replay_count
 from worker.kafka.records import Incoming
 from worker.tools.progress import Progress
 from worker.tools.replay import chunk_size
@@ -105,7 +106,7 @@ def test_each_filter(
 def test_missing_error_class_header_is_unknown() -> None:
     rec = Incoming(DLQ, 0, 0, 0, None, b"", ())
     assert error_class_of(rec) == "unknown"
-    assert h.replay_count(rec) == 0
+    assert replay_count(rec) == 0
     assert turn_of(rec) == "-"
     assert not ReplayFilter(error_classes=frozenset({"internal_error"})).matches(rec, None)
 
@@ -113,7 +114,7 @@ def test_missing_error_class_header_is_unknown() -> None:
 @pytest.mark.parametrize("raw", [b"x", b"-3", b"\xff"])
 def test_unreadable_replay_count_is_zero_like_the_worker(raw: bytes) -> None:
     rec = record()._replace(headers=((h.REPLAY_COUNT, raw),))
-    assert h.replay_count(rec) == 0
+    assert replay_count(rec) == 0
 
 
 @pytest.mark.parametrize(
