@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import NamedTuple, Protocol
 
-from worker.core.turns import DeadlineIndex, TurnState
+from worker.core.deadline_index import DeadlineIndex
+from worker.core.turns import TurnState
 from worker.kafka.records import Headers
 
 

@@ -19,7 +19,8 @@ from typing import Any
 import orjson
 from faust.stores.rocksdb import Store as RocksDBStore
 
-from worker.core.turns import DeadlineIndex, TurnState
+from worker.core.deadline_index import DeadlineIndex
+from worker.core.turns import TurnState
 from worker.stream.ports import StoredTurn
 
 #: First byte of a compressed table value; a plain JSON value starts with ``{``.

@@ -19,11 +19,12 @@ from fixtures import (
 
 from worker.core.claim_status import UnitStatus
 from worker.core.contract import ErrorClass, Outcome
+from worker.core.deadline_index import DeadlineIndex
 from worker.core.envelope import EnvelopeRejection
 from worker.core.evidence import Resolution
 from worker.core.grounding import Admitted, admit, judge
 from worker.core.policy import PolicyBook
-from worker.core.turns import DeadlineIndex, TurnPhase, TurnState
+from worker.core.turns import TurnPhase, TurnState
 
 BOOK = PolicyBook(default=POLICY)
 
