@@ -39,26 +39,21 @@ Decisions (also in ``docs/decisions.md``):
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 from functools import cached_property
-from types import UnionType
-from typing import Annotated, Any, Literal, NamedTuple, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, NamedTuple
 
 import orjson
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from worker.core.dot_paths import DotPath
 from worker.core.failures import Failure, FailureCode
-from worker.core.outputs import AnalystAnswer, Proposal, ReportDraft
 from worker.core.redaction import remove_all_tokens
 from worker.core.wire import wire
 
-#: ``patch.flag``: identifier segments joined by dots (what a policy may name).
-DOT_PATH_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}(\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,15}$"
-_DOT_PATH = re.compile(DOT_PATH_PATTERN)
 #: The settled value is cut to this many code points in a regenerate request's detail.
 DETAIL_VALUE_CHARS = 200
 _UNKNOWN = "unknown"
@@ -74,78 +69,6 @@ class Disposition(StrEnum):
     ADVISORY = "advisory"
     SUPPORTED = "supported"
     CONTRADICTED = "contradicted"
-
-
-# --- dot paths, checked against the agent-output schemas ---------------------------------------
-
-
-def _models_of(annotation: Any) -> tuple[list[type[BaseModel]], bool]:
-    """The object models a field's type can hold, and whether it can hold an array."""
-    origin = get_origin(annotation)
-    if origin is Annotated:
-        return _models_of(get_args(annotation)[0])
-    if origin is Union or origin is UnionType:
-        models: list[type[BaseModel]] = []
-        array = False
-        for arg in get_args(annotation):
-            found, is_array = _models_of(arg)
-            models += found
-            array = array or is_array
-        return models, array
-    if origin in {list, tuple}:
-        return [], True
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation], False
-    return [], False
-
-
-_ROOTS: tuple[type[BaseModel], ...] = (
-    AnalystAnswer,
-    *_models_of(Proposal)[0],
-    ReportDraft,
-)
-
-
-def path_problem(path: str) -> str | None:
-    """Why ``path`` cannot name a field of an agent output, or ``None`` when it can."""
-    if not _DOT_PATH.fullmatch(path):
-        return "a dot path of identifiers (letters, digits, _), e.g. patch.flag"
-    segments = path.split(".")
-    current = list(_ROOTS)
-    for i, segment in enumerate(segments):
-        annotations = [
-            c.model_fields[segment].annotation for c in current if segment in c.model_fields
-        ]
-        here = ".".join(segments[: i + 1])
-        if not annotations:
-            return f"{here} is not a field of any agent output"
-        if i == len(segments) - 1:
-            return None
-        nxt: list[type[BaseModel]] = []
-        array = False
-        for annotation in annotations:
-            found, is_array = _models_of(annotation)
-            nxt += [m for m in found if m not in nxt]
-            array = array or is_array
-        if not nxt:
-            if array:
-                return f"{here} is an array: a path may not pass through one"
-            return f"{here} is not an object"
-        current = nxt
-    return None  # pragma: no cover - the loop returns on its last segment
-
-
-def _dot_path(path: str) -> str:
-    problem = path_problem(path)
-    if problem is not None:
-        raise ValueError(problem)
-    return path
-
-
-#: The pattern is for the JSON Schema; ``_dot_path`` checks it with a clearer message.
-DotPath = Annotated[
-    str, Field(json_schema_extra={"pattern": DOT_PATH_PATTERN}), AfterValidator(_dot_path)
-]
 
 
 # --- the policy's declarations and the envelope's facts ----------------------------------------
