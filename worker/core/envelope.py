@@ -316,6 +316,28 @@ def _facts(value: Any) -> tuple[Fact, ...] | EnvelopeRejection:
     return tuple(facts)
 
 
+def _ids_problem(obj: dict[str, Any]) -> EnvelopeRejection | None:
+    for name in ("draft_id", "turn_id", "tenant_id"):
+        if not _nonempty_str(obj.get(name)):
+            return _malformed(f"{name} missing or not a non-empty string")
+        if "\x00" in obj[name]:
+            # Postgres text cannot hold U+0000: such a tenant could never be looked up, such an
+            # id never recorded in the ledger (docs/decisions.md).
+            return _malformed(f"{name} contains a NUL character")
+    return None
+
+
+def _principal(principal: Any) -> Principal | EnvelopeRejection:
+    if not isinstance(principal, dict) or not _nonempty_str(principal.get("user_id")):
+        return _malformed("principal.user_id missing or not a non-empty string")
+    groups = principal.get("groups")
+    if groups is None:
+        groups = []
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+        return _malformed("principal.groups present but not a list of strings")
+    return Principal(user_id=principal["user_id"], groups=tuple(groups))
+
+
 def parse_envelope(
     key: bytes | None, value: bytes, *, max_bytes: int, traceparent: str | None = None
 ) -> Draft | EnvelopeRejection:
@@ -336,21 +358,12 @@ def parse_envelope(
             ErrorClass.UNSUPPORTED_SCHEMA_VERSION,
             "schema_version missing or not one this worker knows",
         )
-    for name in ("draft_id", "turn_id", "tenant_id"):
-        if not _nonempty_str(obj.get(name)):
-            return _malformed(f"{name} missing or not a non-empty string")
-        if "\x00" in obj[name]:
-            # Postgres text cannot hold U+0000: such a tenant could never be looked up, such an
-            # id never recorded in the ledger (docs/decisions.md).
-            return _malformed(f"{name} contains a NUL character")
-    principal = obj.get("principal")
-    if not isinstance(principal, dict) or not _nonempty_str(principal.get("user_id")):
-        return _malformed("principal.user_id missing or not a non-empty string")
-    groups = principal.get("groups")
-    if groups is None:
-        groups = []
-    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
-        return _malformed("principal.groups present but not a list of strings")
+    ids = _ids_problem(obj)
+    if ids is not None:
+        return ids
+    principal = _principal(obj.get("principal"))
+    if isinstance(principal, EnvelopeRejection):
+        return principal
     kind = obj.get("kind")
     if not isinstance(kind, str) or kind not in _KINDS:
         return _malformed("kind is not one of answer, proposal, report")
@@ -379,7 +392,7 @@ def parse_envelope(
         turn_id=obj["turn_id"],
         attempt=attempt,
         tenant_id=obj["tenant_id"],
-        principal=Principal(user_id=principal["user_id"], groups=tuple(groups)),
+        principal=principal,
         kind=DraftKind(kind),
         output=output,
         retrieval=retrieval,
