@@ -192,3 +192,83 @@ async def test_records_of_a_partition_left_after_a_rebalance_are_not_acknowledge
     assert offsets(await nxt) == [2]
     assert stream.acked == [0, 1]
     await batches.aclose()
+
+
+async def test_a_deferred_batch_is_acknowledged_only_once_its_outputs_are_and_in_order() -> None:
+    stream = FakeStream()
+    take = OverlappedTake(stream, max_size=2, quiet=0.001, max_wait=0.001)
+    loop = asyncio.get_running_loop()
+    batches = take.batches()
+    pending = asyncio.ensure_future(batches.__anext__())
+    await asyncio.sleep(0)
+    await stream.deliver(0)
+    await stream.deliver(1)
+    assert offsets(await pending) == [0, 1]
+    first_settled: asyncio.Future[None] = loop.create_future()
+    take.defer(first_settled)  # the body sent its outputs; the broker has not acknowledged them
+    await stream.deliver(2)
+    await stream.deliver(3)
+    assert offsets(await batches.__anext__()) == [2, 3]
+    assert stream.acked == []  # the first batch's outputs are still in flight
+    # The second body's outputs are acknowledged first: nothing passes the first batch.
+    take.defer(loop.create_future())
+    second_settled = take._deferred
+    assert second_settled is not None
+    second_settled.set_result(None)
+    nxt = asyncio.ensure_future(batches.__anext__())
+    await asyncio.sleep(0.01)
+    assert stream.acked == []
+    first_settled.set_result(None)  # idle: the take waits for it, then acknowledges both
+    await asyncio.sleep(0.01)
+    assert stream.acked == [0, 1, 2, 3]
+    await stream.deliver(4)
+    assert offsets(await nxt) == [4]
+    await batches.aclose()
+
+
+async def test_a_deferred_batch_whose_wait_was_cancelled_is_never_acknowledged() -> None:
+    stream = FakeStream()
+    take = OverlappedTake(stream, max_size=2, quiet=0.001, max_wait=0.001)
+    loop = asyncio.get_running_loop()
+    batches = take.batches()
+    pending = asyncio.ensure_future(batches.__anext__())
+    await asyncio.sleep(0)
+    await stream.deliver(0)
+    assert offsets(await pending) == [0]
+    settled: asyncio.Future[None] = loop.create_future()
+    take.defer(settled)
+    nxt = asyncio.ensure_future(batches.__anext__())
+    await asyncio.sleep(0.01)
+    settled.cancel()  # a shutdown stopped waiting for the broker
+    await stream.deliver(1)
+    assert offsets(await nxt) == [1]  # the next batch (not deferred) ...
+    stream.should_stop = True
+    with contextlib.suppress(StopAsyncIteration):
+        await batches.__anext__()
+    assert stream.acked == [1]  # ... is acknowledged; the cancelled one never is
+    await batches.aclose()
+
+
+async def test_records_of_a_partition_left_are_not_acknowledged_from_a_held_batch() -> None:
+    stream = FakeStream()
+    take = OverlappedTake(stream, max_size=10, quiet=0.001, max_wait=0.001)
+    loop = asyncio.get_running_loop()
+    batches = take.batches()
+    pending = asyncio.ensure_future(batches.__anext__())
+    await asyncio.sleep(0)
+    await stream.deliver(0, partition=0)
+    await stream.deliver(5, partition=1)
+    assert offsets(await pending) == [0, 5]
+    settled: asyncio.Future[None] = loop.create_future()
+    take.defer(settled)
+    await stream.deliver(1, partition=0)
+    assert offsets(await batches.__anext__()) == [1]
+    take.leave({1})  # a rebalance seen by the next body; the first batch is still held
+    settled.set_result(None)
+    nxt = asyncio.ensure_future(batches.__anext__())
+    await asyncio.sleep(0.01)
+    assert stream.acked == [0, 1]
+    nxt.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await nxt
+    await batches.aclose()
