@@ -5,8 +5,7 @@ Only the wiring lives here: what the agent and the timer do with a batch or a ti
 
 - Batches come from :class:`worker.stream.take.OverlappedTake` (issue 10): it keeps collecting
   the next batch while this one is processed, closes a batch when full or when the intake pauses,
-  and acknowledges a batch's records only after the body returned and the broker acknowledged
-  its outputs (awaited while the next batch is decided: ``overlap_acks``). The body never raises:
+  and acknowledges a batch's records only after the body returns. The body still never raises:
   faults are retried inside, poison is dead-lettered inside, and a failure of the batch as a whole
   dead-letters its records rather than acknowledging them silently.
 - One agent instance (``concurrency=1``): throughput comes from batching store queries, never from
@@ -282,11 +281,7 @@ def _wire_agent(
         publisher = ProducerPublisher(app.producer)
         async with AsyncExitStack() as resources:
             loop = DraftLoop(
-                state,
-                partitions,
-                partial(adapters.open, resources, publisher),
-                adapters.metrics,
-                overlap_acks=True,
+                state, partitions, partial(adapters.open, resources, publisher), adapters.metrics
             )
             take = OverlappedTake(
                 stream,
@@ -294,12 +289,9 @@ def _wire_agent(
                 quiet=settings.batch_quiet_s,
                 max_wait=settings.batch_wait_s,
             )
-            try:
-                async for events in take.batches():
-                    await loop.take([to_incoming(e) for e in events], take)
-                    yield None
-            finally:
-                await loop.close()
+            async for events in take.batches():
+                await loop.take([to_incoming(e) for e in events], take)
+                yield None
 
 
 def _wire_timers(

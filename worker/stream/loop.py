@@ -10,11 +10,6 @@ pages); everything they decide is here, over small seams that unit tests fill wi
   everything past a gap, and hands the rest to the pipeline. The body never raises: a batch
   that fails as a whole is dead-lettered through the pipeline's own dead-letter path (retried
   until the broker takes it), never acknowledged silently.
-- With ``overlap_acks`` (the app's setting), the broker's acknowledgement of a batch's outputs
-  is awaited while the next batch is decided: a body decides its batch, waits for the previous
-  batch's outputs to be acknowledged (so outputs still reach the broker in decision order), hands
-  its own outputs to the producer and returns. Its records are acknowledged by the intake only
-  once those outputs are (:meth:`Intake.defer`), so no offset passes an unpublished output.
 - :func:`send_due_controls` appends the control records due now for the partitions owned.
 
 Owned partitions come from one place, :meth:`Partitions.owned` (the app's assignment).
@@ -23,12 +18,11 @@ Owned partitions come from one place, :meth:`Partitions.owned` (the app's assign
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 import structlog
 
@@ -74,10 +68,6 @@ class Intake(Protocol):
         """Drop the buffered records of ``partition`` (they are read again)."""
         ...
 
-    def defer(self, settled: asyncio.Future[Any]) -> None:
-        """Acknowledge the batch in hand only once ``settled`` is done."""
-        ...
-
 
 class StartOffsets(Protocol):
     """Where the group resumes partitions (``worker.stream.stall_watchdog.OffsetProbe``)."""
@@ -96,14 +86,6 @@ class Processor(Protocol):
 
     async def dead_letter_batch(self, batch: Sequence[Incoming], error: str) -> object:
         """Dead-letter every record of ``batch`` as ``internal_error``."""
-        ...
-
-    async def decide(self, batch: Sequence[Incoming]) -> tuple[Sequence[Any], object]:
-        """Decide every record; return what to publish (nothing is sent)."""
-        ...
-
-    async def send(self, out: Sequence[Any]) -> Awaitable[object]:
-        """Hand ``out`` to the producer; the result awaits the broker's acknowledgements."""
         ...
 
 
@@ -153,7 +135,6 @@ class DraftLoop:
         *,
         monotonic: Callable[[], float] = time.monotonic,
         dead_letter_retry_s: float = DEAD_LETTER_RETRY_S,
-        overlap_acks: bool = False,
     ) -> None:
         self._state = state
         self._partitions = partitions
@@ -164,9 +145,6 @@ class DraftLoop:
         self._guard = OffsetGuard()
         self._processor: Processor | None = None
         self._probe: StartOffsets | None = None
-        self._overlap = overlap_acks
-        #: The previous batch's outputs on their way to the broker (``overlap_acks`` only).
-        self._settling: asyncio.Future[None] | None = None
 
     async def take(self, batch: list[Incoming], intake: Intake) -> None:
         """Decide what of ``batch`` may be decided now; dead-letter it if it fails as a whole."""
@@ -180,66 +158,14 @@ class DraftLoop:
         except Exception as exc:  # noqa: BLE001 - never lose the batch in hand over it
             log.warning("offsets.guard_failed", error=type(exc).__name__)
             admitted = batch
-        if self._overlap:
-            await self._overlapped(self._processor, admitted, intake, started)
-        else:
-            try:
-                await self._processor.process(admitted)
-            except Exception as exc:  # noqa: BLE001 - failed as a whole: never ack it silently
-                await self._failed(self._processor, admitted, exc)
-            self._observe(started)
+        try:
+            await self._processor.process(admitted)
+        except Exception as exc:  # noqa: BLE001 - the batch failed as a whole: never ack it silently
+            log.error("batch.failed", error=type(exc).__name__, records=len(admitted))  # noqa: TRY400
+            await self._dead_letter(self._processor, admitted, type(exc).__name__)
         state.busy = False
-        state.batches += 1
-
-    def _observe(self, started: float) -> None:
-        """The batch's time from its take to its outputs acknowledged (or dead-lettered)."""
         self._metrics.batch_seconds.observe(self._monotonic() - started)
-
-    async def close(self) -> None:
-        """Stop waiting for the last batch's acknowledgements (its records stay unacknowledged)."""
-        if self._settling is not None and not self._settling.done():
-            self._settling.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._settling
-
-    async def _overlapped(
-        self, processor: Processor, batch: list[Incoming], intake: Intake, started: float
-    ) -> None:
-        """Decide ``batch`` while the previous one's outputs are acknowledged; send, don't wait."""
-        try:
-            out, _ = await processor.decide(batch)
-        except Exception as exc:  # noqa: BLE001 - failed as a whole: never ack it silently
-            await self._previous_settled()
-            await self._failed(processor, batch, exc)
-            self._observe(started)
-            return
-        await self._previous_settled()  # outputs reach the broker in decision order
-        try:
-            acked = await processor.send(out)
-        except Exception as exc:  # noqa: BLE001 - failed as a whole: never ack it silently
-            await self._failed(processor, batch, exc)
-            self._observe(started)
-            return
-        self._settling = asyncio.ensure_future(self._settle(processor, batch, acked, started))
-        intake.defer(self._settling)
-
-    async def _previous_settled(self) -> None:
-        if self._settling is not None:
-            await self._settling  # never raises: a failure was dead-lettered
-            self._settling = None
-
-    async def _settle(
-        self, processor: Processor, batch: list[Incoming], acked: Awaitable[object], started: float
-    ) -> None:
-        try:
-            await acked
-        except Exception as exc:  # noqa: BLE001 - failed as a whole: never ack it silently
-            await self._failed(processor, batch, exc)
-        self._observe(started)
-
-    async def _failed(self, processor: Processor, batch: list[Incoming], exc: Exception) -> None:
-        log.error("batch.failed", error=type(exc).__name__, records=len(batch))
-        await self._dead_letter(processor, batch, type(exc).__name__)
+        state.batches += 1
 
     async def _in_order(self, batch: list[Incoming], intake: Intake) -> list[Incoming]:
         """The records of a batch that may be decided now, in partition order (see ``offsets``)."""

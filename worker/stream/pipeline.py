@@ -142,17 +142,6 @@ class BatchProcessor:
     # ------------------------------------------------------------------------------------------
     async def process(self, batch: Sequence[Incoming]) -> BatchReport:
         """Decide and route every record of ``batch``; return when all outputs are acknowledged."""
-        out, report = await self.decide(batch)
-        await self._publish(out)
-        report.published = len(out)
-        return report
-
-    async def decide(self, batch: Sequence[Incoming]) -> tuple[list[Outgoing], BatchReport]:
-        """Decide every record of ``batch``: the records to publish, in decision order.
-
-        The turn store holds the new states already; nothing is sent. :meth:`process` is this
-        and :meth:`send` awaited to the end.
-        """
         report = BatchReport()
         self._metrics.batch_size.observe(len(batch))
         items = [self._classify(rec) for rec in batch]
@@ -183,17 +172,9 @@ class BatchProcessor:
                 )
         if self._also_publish is not None:
             out.extend(self._also_publish())
+        await self._publish(out)
         report.published = len(out)
-        return out, report
-
-    async def send(self, out: Sequence[Outgoing]) -> Awaitable[None]:
-        """Hand every record of ``out`` to the producer, in order, and return at once.
-
-        The result awaits the broker's acknowledgements (sending again what failed, as
-        :meth:`process` does); until it returned, the records are not safely published.
-        """
-        pending = list(out)
-        return self._settle(pending, await self._send_each(pending))
+        return report
 
     async def dead_letter_batch(self, batch: Sequence[Incoming], error: str) -> BatchReport:
         """Dead-letter every record of a batch that failed as a whole (``internal_error``).
@@ -446,28 +427,16 @@ class BatchProcessor:
         awaited together: a turn's outputs reach its partition in the order they were decided.
         """
         pending = list(out)
-        await self._settle(pending, await self._send_each(pending))
-
-    async def _send_each(
-        self, pending: Sequence[Outgoing]
-    ) -> list[Awaitable[object] | BaseException]:
-        """Hand ``pending`` to the producer in order: one acknowledgement (or fault) per record."""
-        acks: list[Awaitable[object] | BaseException] = []
-        for o in pending:
-            try:
-                acks.append(
-                    await self._publisher.send(o.topic, o.key, o.value, o.headers, o.partition)
-                )
-            except RetriableFault as fault:
-                acks.append(fault)
-        return acks
-
-    async def _settle(
-        self, pending: list[Outgoing], acks: list[Awaitable[object] | BaseException]
-    ) -> None:
-        """Await ``acks``; send again, with backoff, the records whose send failed retriably."""
         attempt = 0
-        while True:
+        while pending:
+            acks: list[Awaitable[object] | BaseException] = []
+            for o in pending:
+                try:
+                    acks.append(
+                        await self._publisher.send(o.topic, o.key, o.value, o.headers, o.partition)
+                    )
+                except RetriableFault as fault:
+                    acks.append(fault)
             results = await asyncio.gather(*(_settled(a) for a in acks))
             failed: list[Outgoing] = []
             for o, result in zip(pending, results, strict=True):
@@ -482,7 +451,6 @@ class BatchProcessor:
             log.warning("broker.retry", attempt=attempt, pending=len(failed), wait_s=round(wait, 3))
             await asyncio.sleep(wait)
             pending = failed
-            acks = await self._send_each(pending)
 
 
 def _with_trace(decision: Decision, before: TurnState | None, rec: Incoming) -> Decision:

@@ -20,13 +20,6 @@ buffered records of a partition that is being read again (see ``worker.stream.of
 :meth:`OverlappedTake.leave` keeps the batch in hand's records of partitions lost in a rebalance
 from being acknowledged (their new owner decides them).
 
-**Deferred acknowledgements** (opt-in, :meth:`OverlappedTake.defer`). A body that hands its
-outputs to the producer and returns before the broker acknowledged them passes the future of
-that acknowledgement: the batch is then held, and its records are acknowledged once it is done,
-strictly in batch order (a batch is never acknowledged before an earlier one). Held batches are
-acknowledged after each later body and whenever the intake is idle; a batch whose future was
-cancelled (a shutdown) is never acknowledged, nor is anything after it.
-
 Uses Faust's stream internals (``add_processor``, ``_enable_passive``, ``current_event``) exactly
 as ``take_events`` does in faust-streaming 0.15; the pin (<0.16) keeps them stable.
 """
@@ -34,23 +27,13 @@ as ``take_events`` does in faust-streaming 0.15; the pin (<0.16) keeps them stab
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 
 def close_at(first_at: float, last_at: float, quiet: float, max_wait: float) -> float:
     """When a batch whose first and last records arrived at these times closes, if not full."""
     return min(first_at + max_wait, last_at + quiet)
-
-
-@dataclass
-class _Held:
-    """A batch whose body returned, awaiting the acknowledgement of its outputs."""
-
-    events: list[Any]
-    settled: asyncio.Future[Any] | None
 
 
 class OverlappedTake:
@@ -70,10 +53,6 @@ class OverlappedTake:
         self._room.set()
         #: Partitions whose records of the batch in hand must not be acknowledged (see ``leave``).
         self._left: set[int] = set()
-        #: Batches whose body returned, oldest first, not acknowledged yet (see ``defer``).
-        self._held: deque[_Held] = deque()
-        #: Set by :meth:`defer` during a body: the future its batch's acknowledgement waits for.
-        self._deferred: asyncio.Future[Any] | None = None
         self.last_size = 0
         #: How long the last batch waited after its first record (seconds).
         self.last_wait = 0.0
@@ -89,30 +68,8 @@ class OverlappedTake:
         return dropped
 
     def leave(self, partitions: set[int]) -> None:
-        """Do not acknowledge the batch in hand's (nor a held batch's) records of ``partitions``."""
+        """Do not acknowledge the batch in hand's records of ``partitions`` (no longer ours)."""
         self._left |= partitions
-        for held in self._held:
-            held.events = [e for e in held.events if e.message.partition not in partitions]
-
-    def defer(self, settled: asyncio.Future[Any]) -> None:
-        """Acknowledge the batch in hand only once ``settled`` is done (called during its body)."""
-        self._deferred = settled
-
-    async def _ack_done(self, *, wait: bool = False) -> None:
-        """Acknowledge the held batches that are done, oldest first; ``wait`` for them if asked."""
-        stream = self._stream
-        while self._held:
-            held = self._held[0]
-            if held.settled is not None and not held.settled.done():
-                if not wait:
-                    return
-                await asyncio.wait({held.settled})
-            if held.settled is not None and held.settled.cancelled():
-                self._held.clear()  # a shutdown: neither it nor a later batch is acknowledged
-                return
-            self._held.popleft()
-            for event in held.events:
-                await stream.ack(event)
 
     async def _add(self, value: Any) -> Any:
         """Stream processor: buffer the current event; wait for room when the buffer is full."""
@@ -144,9 +101,6 @@ class OverlappedTake:
         stream._enable_passive(aiter(stream.channel))
         while not stream.should_stop:
             if not self._events:
-                if self._held:  # idle: acknowledge what is settled before waiting for more
-                    await self._ack_done(wait=True)
-                    continue
                 self._arrived.clear()
                 await stream.wait_for_stopped(self._arrived, timeout=1.0)
                 continue
@@ -165,13 +119,10 @@ class OverlappedTake:
             self._room.set()
             self.last_size = len(batch)
             self.last_wait = loop.time() - self._first_at
-            self._deferred = None
             yield batch
             # Only after the body returned: a batch abandoned by an exception or a shutdown is
             # never acknowledged, so it is read again (take_events acknowledges it regardless).
             left, self._left = self._left, set()
-            events = [e for e in batch if e.message.partition not in left]
-            self._held.append(_Held(events, self._deferred))
-            self._deferred = None
-            await self._ack_done()
-        await self._ack_done()  # stopping: what is already settled, without waiting
+            for event in batch:
+                if event.message.partition not in left:
+                    await stream.ack(event)

@@ -9,7 +9,6 @@ in tests/e2e (test_restart, test_deadlines, test_outage).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Collection, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -218,99 +217,6 @@ async def test_a_batch_that_fails_as_a_whole_is_dead_lettered_through_the_pipeli
     ) == 2 * (1 + dlq_refusals)
     assert h.state.batches == 1
     assert h.state.busy is False
-
-
-# --- overlapped acknowledgements (overlap_acks, the app's setting) -------------------------------
-
-
-class Gated(Sent):
-    """A publisher whose acknowledgements wait for :attr:`gate`; the ``fail``-th send is refused
-    by the broker on acknowledgement (a non-retriable fault, after the record was handed over)."""
-
-    def __init__(self, fail: int | None = None) -> None:
-        super().__init__()
-        self.gate = asyncio.Event()
-        self.fail = fail
-
-    async def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes,
-        headers: Headers,
-        partition: int | None = None,
-    ) -> Awaitable[object]:
-        self.records.append((topic, key, value, headers))
-        refuse = len(self.records) == self.fail
-
-        async def acked() -> object:
-            await self.gate.wait()
-            if refuse:
-                raise PoisonFault("broker refused the record: RecordTooLargeError")
-            return None
-
-        return acked()
-
-
-class DeferringIntake(Intake):
-    def __init__(self) -> None:
-        super().__init__()
-        self.deferred: list[asyncio.Future[Any]] = []
-
-    def defer(self, settled: asyncio.Future[Any]) -> None:
-        self.deferred.append(settled)
-
-
-def overlapped(sent: Sent) -> tuple[DraftLoop, DeferringIntake]:
-    proc, _, _ = processor(InMemoryEvidenceStore(RECORDS))
-    proc._publisher = sent
-    h = Harness(proc, sent)
-    loop = DraftLoop(
-        h.state, h.assignment, h.open, h.metrics, dead_letter_retry_s=0.0, overlap_acks=True
-    )
-    return loop, DeferringIntake()
-
-
-async def test_overlapped_a_body_returns_before_the_broker_acknowledged_its_outputs() -> None:
-    sent = Gated()
-    loop, intake = overlapped(sent)
-    await loop.take([at(rec("t-1", GOOD), 0)], intake)
-    assert [k for t, k, _, _ in sent.records if t == "answers.validated"] == [b"t-1"]
-    [first] = intake.deferred
-    assert not first.done()  # the intake must not acknowledge the first batch yet
-    # The next batch is decided meanwhile, but its outputs wait for the first batch's: decision
-    # order on the broker.
-    second = asyncio.ensure_future(loop.take([at(rec("t-2", GOOD), 1)], intake))
-    await asyncio.sleep(0.01)
-    assert not second.done()
-    assert [k for t, k, _, _ in sent.records if t == "answers.validated"] == [b"t-1"]
-    sent.gate.set()
-    await asyncio.wait_for(second, 1)
-    assert first.done()
-    assert [k for t, k, _, _ in sent.records if t == "answers.validated"] == [b"t-1", b"t-2"]
-    await asyncio.wait_for(intake.deferred[1], 1)
-    await loop.close()
-
-
-async def test_overlapped_a_batch_the_broker_refuses_is_dead_lettered_before_settling() -> None:
-    sent = Gated(fail=1)  # the first output of the first batch
-    sent.gate.set()
-    loop, intake = overlapped(sent)
-    await loop.take([at(rec("t-1", GOOD), 0), at(rec("t-2", GOOD), 1)], intake)
-    await asyncio.wait_for(intake.deferred[0], 1)
-    assert intake.deferred[0].exception() is None
-    assert sent.dead_letters() == [(b"t-1", "internal_error"), (b"t-2", "internal_error")]
-    await loop.close()
-
-
-async def test_overlapped_close_stops_waiting_and_the_batch_stays_unacknowledged() -> None:
-    sent = Gated()
-    loop, intake = overlapped(sent)
-    await loop.take([at(rec("t-1", GOOD), 0)], intake)
-    await asyncio.sleep(0.01)  # waiting for the broker
-    await loop.close()
-    await asyncio.sleep(0)
-    assert intake.deferred[0].cancelled()
 
 
 # --- the deadline tick ----------------------------------------------------------------------------
