@@ -23,12 +23,10 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any
 
 import faust
 import structlog
-from faust.web.drivers.aiohttp import Web as AiohttpWeb
-from prometheus_client import generate_latest
 
 from worker import __version__
 from worker.core.policy import PolicyBook
@@ -37,8 +35,7 @@ from worker.kafka.publisher import ProducerPublisher
 from worker.kafka.records import Incoming, normalize_headers
 from worker.kafka.topic_specs import FRAMING_BYTES, TURNS_TABLE
 from worker.metrics import Metrics
-from worker.metrics_server import METRICS_CONTENT_TYPE
-from worker.readiness import StoreHealth, readiness
+from worker.readiness import StoreHealth
 from worker.retry import backoff_delays, half_jitter
 from worker.settings import Settings
 from worker.stream.deadlines import DeadlineScanner
@@ -49,6 +46,7 @@ from worker.stream.recovery_watchdog import watch_recovery
 from worker.stream.stall_watchdog import OffsetProbe, watch_partitions
 from worker.stream.take import OverlappedTake
 from worker.stream.turn_table import FaustTurnStore
+from worker.stream.web import OwnViewsWeb, wire_pages
 
 log = structlog.get_logger("worker.app")
 
@@ -74,25 +72,11 @@ def to_incoming(event: Any) -> Incoming:
     )
 
 
-class _OwnViewsWeb(AiohttpWeb):
-    """Faust's aiohttp web server without any of Faust's own views.
-
-    Faust mounts ``/table/<name>/<key>`` (any tenant's turn state), ``/router``, ``/graph``,
-    statistics and an index page by default; the worker serves only the pages it adds itself
-    (``/health``, ``/ready``, ``/metrics``). Every other path answers 404.
-    """
-
-    default_blueprints: ClassVar[Any] = ()
-    production_blueprints: ClassVar[Any] = ()
-    debug_blueprints: ClassVar[Any] = ()
-    optional_blueprints: ClassVar[Any] = ()
-
-
 class WorkerApp(faust.App):
     """The Faust app with a web server that serves only the worker's own pages."""
 
     def _new_web(self) -> Any:
-        return _OwnViewsWeb(self)
+        return OwnViewsWeb(self)
 
 
 def _new_app(settings: Settings) -> WorkerApp:
@@ -121,7 +105,7 @@ def _new_app(settings: Settings) -> WorkerApp:
         broker_commit_interval=1.0,
         broker_session_timeout=settings.broker_session_timeout_s,
         web_enabled=True,
-        # Belt and braces: _OwnViewsWeb mounts none of these anyway.
+        # Belt and braces: OwnViewsWeb mounts none of these anyway.
         web_tables_enabled=False,
         web_router_enabled=False,
         web_stats_enabled=False,
@@ -212,7 +196,7 @@ def build_app(
     _wire_agent(app, drafts_topic, state, partitions=partitions, adapters=adapters)
     _wire_timers(app, settings, state, partitions=partitions, scanner=scanner, clock=clock)
     _wire_watchdogs(app, settings, state, metrics)
-    _wire_pages(
+    wire_pages(
         app,
         settings,
         state,
@@ -330,52 +314,6 @@ def _wire_watchdogs(app: faust.App, settings: Settings, state: LoopState, metric
             watch_recovery(app, settings),
             watch_partitions(app, settings, metrics, busy=lambda: state.busy),
         )
-
-
-def _wire_pages(
-    app: faust.App,
-    settings: Settings,
-    state: LoopState,
-    *,
-    partitions: FaustPartitions,
-    metrics: Metrics,
-    store_health: StoreHealth,
-) -> None:
-    """``/health`` (liveness), ``/ready`` (readiness) and ``/metrics``: the only pages served."""
-
-    @app.page("/health")
-    async def health_page(web: Any, request: Any) -> Any:
-        # Liveness: the process and its event loop answer. Never fails on a dependency.
-        return web.json(
-            {
-                "status": "ok",
-                "version": __version__,
-                "uptime_s": round(time.monotonic() - state.started, 1),
-                "batches": state.batches,
-                "assigned_partitions": sorted(partitions.owned()),
-            }
-        )
-
-    @app.page("/ready")
-    async def ready_page(web: Any, request: Any) -> Any:
-        # Readiness: 200 when the worker can decide drafts now, 503 (with the reasons) when not.
-        recovery: Any = app.tables.recovery  # type: ignore[attr-defined]
-        answer = readiness(
-            recovering=bool(
-                app.rebalancing or recovery.in_recovery or not recovery.completed.is_set()
-            ),
-            assigned=sorted(partitions.owned()),
-            stores_down_for=store_health.down_for(),
-            store_unreachable_after_s=settings.ready_store_unreachable_s,
-        )
-        return web.json(
-            {"ready": answer.ready, "reasons": list(answer.reasons)},
-            status=200 if answer.ready else 503,
-        )
-
-    @app.page("/metrics")
-    async def metrics_page(web: Any, request: Any) -> Any:
-        return web.bytes(generate_latest(metrics.registry), content_type=METRICS_CONTENT_TYPE)
 
 
 async def _open_evidence(

@@ -40,7 +40,7 @@ from worker.core.envelope import EnvelopeRejection
 from worker.core.evidence import CitationRef, EvidenceRecord
 from worker.core.grounding import Admitted, admit, judge
 from worker.core.policy import PolicyBook
-from worker.core.ports import EvidenceStore, Found
+from worker.core.ports import EvidenceStore
 from worker.core.turns import Decision, TurnPhase, TurnState, expired, on_deadline
 from worker.faults import RetriableFault
 from worker.kafka.control import Control, ControlKind, is_control, parse_control
@@ -49,13 +49,12 @@ from worker.kafka.records import Headers, Incoming, trace_headers
 from worker.logs import trace_scope
 from worker.metrics import Metrics
 from worker.retry import (
-    RetryBudgetExhaustedError,
     backoff_delays,
     half_jitter,
-    with_retries,
 )
 from worker.settings import Settings
 from worker.stream.ports import Publisher, TurnStore
+from worker.stream.resolve import BatchResolver, Resolved
 from worker.tracing import parse_traceparent
 
 log = structlog.get_logger("worker.pipeline")
@@ -114,7 +113,7 @@ class BatchProcessor:
         self._settings = settings
         #: Records the turn store deferred (its changelog): sent and acknowledged with the outputs.
         self._also_publish = also_publish
-        self._evidence = evidence
+        self._resolver = BatchResolver(evidence=evidence, settings=settings, metrics=metrics)
         self._turns = turns
         self._publisher = publisher
         self._policies = policies
@@ -215,93 +214,18 @@ class BatchProcessor:
             )
         return item
 
-    async def _resolve(
-        self, items: Sequence[_Item], report: BatchReport
-    ) -> tuple[dict[str, Mapping[CitationRef, EvidenceRecord]], dict[str, tuple[ErrorClass, str]]]:
-        """Fetch the evidence of the whole batch in one store call; retry while stores are down.
-
-        Returns the evidence by tenant, and for each tenant whose fetch failed for good the
-        dead-letter class and message for its drafts: ``infra_unavailable`` past a finite retry
-        budget, ``internal_error`` for a non-retriable fault. One call serves every tenant of the
-        batch, so when it fails for good and the batch has several tenants, each tenant is asked
-        again alone: a fault that belongs to one tenant (a malformed row, a tenant the store
-        cannot serve) must not take the drafts of the other tenants down with it.
-        """
+    async def _resolve(self, items: Sequence[_Item], report: BatchReport) -> Resolved:
+        """The evidence of every admitted draft of the batch, by tenant (``stream/resolve.py``)."""
         wanted: dict[str, set[CitationRef]] = defaultdict(set)
         for item in items:
             if item.admitted is not None:
                 wanted[item.admitted.tenant_id].update(item.admitted.refs)
         wanted = {t: refs for t, refs in wanted.items() if refs}
-        if not wanted:
-            return {}, {}
-        try:
-            return dict(await self._fetch(wanted, report, self._settings.retry_budget)), {}
-        except RetryBudgetExhaustedError as exhausted:
-            message = f"evidence store unavailable after {exhausted.attempts} attempts"
-            failure = (ErrorClass.INFRA_UNAVAILABLE, message)
-            # The budget is spent: each tenant alone gets one more attempt, no more waiting.
-            budget: int | None = 0
-        except Exception as exc:  # a poison fault of the batch's fetch: find whose it is
-            log.error("store.fetch_failed", error=type(exc).__name__, tenants=len(wanted))  # noqa: TRY400
-            log.debug("store.fetch_failed.trace", exc_info=True)
-            failure = (ErrorClass.INTERNAL_ERROR, f"internal error: {type(exc).__name__}")
-            budget = self._settings.retry_budget
-        if len(wanted) == 1:
-            return {}, dict.fromkeys(wanted, failure)
-        return await self._resolve_each(wanted, report, budget, failure)
 
-    async def _resolve_each(
-        self,
-        wanted: Mapping[str, set[CitationRef]],
-        report: BatchReport,
-        budget: int | None,
-        failure: tuple[ErrorClass, str],
-    ) -> tuple[dict[str, Mapping[CitationRef, EvidenceRecord]], dict[str, tuple[ErrorClass, str]]]:
-        """One store call per tenant (at most the pool's size at once), after a batch call failed.
-
-        ``failure`` is the batch call's: a tenant still unavailable alone is reported with it.
-        """
-        evidence: dict[str, Mapping[CitationRef, EvidenceRecord]] = {}
-        unavailable: dict[str, tuple[ErrorClass, str]] = {}
-        # Queued on the pool, many calls would all time out together and retry in lockstep.
-        limit = asyncio.Semaphore(self._settings.postgres_pool_size)
-
-        async def fetch_one(tenant: str, refs: set[CitationRef]) -> None:
-            try:
-                async with limit:
-                    found = await self._fetch({tenant: refs}, report, budget)
-                evidence[tenant] = found.get(tenant, {})
-            except RetryBudgetExhaustedError as exhausted:
-                if failure[0] is ErrorClass.INFRA_UNAVAILABLE:
-                    unavailable[tenant] = failure
-                else:
-                    message = f"evidence store unavailable after {exhausted.attempts} attempts"
-                    unavailable[tenant] = (ErrorClass.INFRA_UNAVAILABLE, message)
-            except Exception as exc:  # a poison fault of this tenant's fetch: its drafts only
-                log.error("store.fetch_failed", error=type(exc).__name__, tenant_id=tenant)  # noqa: TRY400
-                log.debug("store.fetch_failed.trace", exc_info=True)
-                unavailable[tenant] = (
-                    ErrorClass.INTERNAL_ERROR,
-                    f"internal error: {type(exc).__name__}",
-                )
-
-        await asyncio.gather(*(fetch_one(t, refs) for t, refs in wanted.items()))
-        return evidence, unavailable
-
-    async def _fetch(
-        self, wanted: Mapping[str, set[CitationRef]], report: BatchReport, budget: int | None
-    ) -> Found:
-        """One store call for ``wanted``, retried per ``budget`` while the store is unavailable."""
-
-        def on_retry(n: int, fault: RetriableFault, wait: float) -> None:
-            self._metrics.store_retries.labels(store=getattr(fault, "store", "unknown")).inc()
-            log.warning("store.retry", attempt=n, fault=type(fault).__name__, wait_s=round(wait, 3))
-
-        async def op() -> Found:  # timed per store by the adapters (worker/stores/observed.py)
+        def counted() -> None:
             report.store_fetches += 1
-            return await self._evidence.fetch_batch(wanted)
 
-        return await with_retries(op, budget=budget, delay=self._delay, on_retry=on_retry)
+        return await self._resolver.resolve(wanted, counted)
 
     def _route(
         self,
