@@ -137,7 +137,7 @@ def _after_word(words: frozenset[str]) -> str:
 #: (``No. 7``). The stop pattern does not stop there, which saves a Python step per such
 #: abbreviation; every other single ``.`` after a letter is still decided by ``_period_ends``.
 _KEPT_OPEN = (
-    rf"(?<=\.)(?![{_TERMINATORS}])"
+    rf"(?<=[A-Za-z]\.)(?![{_TERMINATORS}])"  # a cheap test first: most stops fail it
     rf"(?:{_after_word(NEVER_END)}|(?:{_after_word(BEFORE_NUMBER)})\s++[0-9])"
 )
 _STOP_RE = re.compile(
