@@ -187,7 +187,9 @@ class Tokens:
             return ()
         if not self._overlong:
             try:
-                return tuple(dict.fromkeys(map(self._by_token.__getitem__, found)))
+                # No None in the table: no overlong token was read.
+                lookup = self._by_token.__getitem__
+                return tuple(dict.fromkeys(map(lookup, found)))  # type: ignore[arg-type]
             except KeyError:  # a token not read yet: read them (and remember them) below
                 pass
         return tuple(dict.fromkeys(self._read(found)))
