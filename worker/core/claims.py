@@ -74,10 +74,10 @@ def _answer_units(output: Mapping[str, Any], tokens: Tokens) -> list[ClaimUnit]:
         sentence = UnitKind.SENTENCE
         # A sentence span never cuts a token: its tokens are the matches inside the span.
         cites = "[" in markdown
-        between = tokens.refs_between
+        between = tokens.distinct_refs_between
         for index, span in enumerate(sentence_spans(markdown)):
             start, end = span
-            refs = tuple(dict.fromkeys(between(markdown, start, end))) if cites else ()
+            refs = between(markdown, start, end) if cites else ()
             text = markdown[start:end]
             units.append(_new(ClaimUnit, (sentence, "answer_markdown", text, span, refs, index)))
     for i, claim in enumerate(_items(output.get("claims"))):

@@ -37,6 +37,8 @@ _FENCE_INDENT = 3
 BLOCK_STARTS = frozenset("`~#=-*_+|0123456789")
 #: First characters that can only start a list item, unless the line is all rule characters.
 _ITEM_STARTS = frozenset("-*+0123456789")
+#: ``tuple.__new__``: builds a ``Block`` from all its fields without its Python ``__new__``.
+_new = tuple.__new__
 #: What setext underlines and thematic breaks are made of.
 _RULE_CHARS = " \t-*_="
 
@@ -106,13 +108,13 @@ class _BlockBuilder:
 
     def flush(self, heading: bool = False) -> None:
         if self.current:
-            self.blocks.append(Block(self.current, heading=heading))
+            self.blocks.append(_new(Block, (self.current, heading, False)))
         self.current = []
         self.plain = True
 
     def row(self, start: int, end: int) -> None:
         """A table row (header or data): one block, one sentence."""
-        self.blocks.append(Block([(start, end)], row=True))
+        self.blocks.append(_new(Block, ([(start, end)], False, True)))
 
 
 def blocks(text: str) -> list[Block]:

@@ -176,6 +176,24 @@ class Tokens:
         """The refs of the tokens lying wholly inside ``text[start:end]``, in order."""
         return self._read(_findall(text, start, end))
 
+    def distinct_refs_between(self, text: str, start: int, end: int) -> tuple[CitationRef, ...]:
+        """``refs_between`` without repeats (first occurrence kept): a sentence's refs.
+
+        When every token found was read before (``refs(text)`` read all of ``text``'s) and none
+        is overlong, the refs are looked up, de-duplicated and gathered in C.
+        """
+        found = _findall(text, start, end)
+        if not found:
+            return ()
+        if not self._overlong:
+            try:
+                # No None in the table: no overlong token was read.
+                lookup = self._by_token.__getitem__
+                return tuple(dict.fromkeys(map(lookup, found)))  # type: ignore[arg-type]
+            except KeyError:  # a token not read yet: read them (and remember them) below
+                pass
+        return tuple(dict.fromkeys(self._read(found)))
+
     def _read(self, tokens: list[str]) -> list[CitationRef]:
         table = self._by_token
         for token in tokens:

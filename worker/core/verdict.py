@@ -60,7 +60,7 @@ from worker.core.failures import Failure, FailureCode
 from worker.core.lookalikes import lookalike_paths
 from worker.core.messages import ClaimValue, GroundingStatus, LedgerValue, SourceValue
 from worker.core.outputs import SCHEMA_FIELDS, validate_output
-from worker.core.policy import LostSupportPolicy, TenantPolicy
+from worker.core.policy import TenantPolicy
 from worker.core.quotes import check_quotes
 from worker.core.redaction import redact_text, remove_tokens
 
@@ -180,26 +180,6 @@ def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
     )
 
 
-def _claims_out(
-    verdicts: list[UnitVerdict],
-    resolved: frozenset[CitationRef],
-    hidden: frozenset[CitationRef],
-    hedge_sentence: str,
-) -> tuple[ClaimValue, ...]:
-    out: list[ClaimValue] = []
-    hedged = _new(ClaimValue, (hedge_sentence, (), GroundingStatus.HEDGED))
-    for unit, status in verdicts:
-        if status is UnitStatus.CITED:
-            refs = unit.refs
-            cited = refs if resolved.issuperset(refs) else tuple([r for r in refs if r in resolved])
-            redact = hidden and not hidden.isdisjoint(refs)
-            text = remove_tokens(unit.text, hidden) if redact else unit.text
-            out.append(_new(ClaimValue, (text, cited, GroundingStatus.CITED)))
-        elif status is UnitStatus.HEDGED:
-            out.append(hedged)
-    return tuple(out)
-
-
 def evaluate(
     prepared: Prepared,
     evidence: Mapping[CitationRef, EvidenceRecord],
@@ -216,8 +196,9 @@ def evaluate(
     hidden = frozenset([r for r, s in resolutions.items() if s in HIDDEN])
     first_quote, worst = check_quotes(output, resolutions, evidence, failures)
     resolved = frozenset([r for r, s in resolutions.items() if s is Resolution.RESOLVED])
-    verdicts = _verdicts(prepared.units, resolved, resolutions, policy.lost_support)
-    refused = _unit_failures(verdicts, failures)
+    verdicts, claims, refused = _units(
+        prepared.units, resolved, hidden, resolutions, policy, failures
+    )
     no_grounding = output.get("no_grounding") is True
     if no_grounding:
         failures.append(
@@ -241,7 +222,7 @@ def evaluate(
         redacted_output=redact_output(
             output, verdicts, hidden, policy.hedge_sentence, prepared.tokens, places
         ),
-        claims=_claims_out(verdicts, resolved, hidden, policy.hedge_sentence),
+        claims=claims,
         citations=_sources(resolutions, hidden, evidence, first_quote, worst),
         ledger_rows=tuple(
             [
@@ -300,30 +281,39 @@ def _resolve_all(
     return resolutions, {ref: tuple(seen) for ref, seen in paths.items()}
 
 
-def _verdicts(
+def _units(  # noqa: PLR0917 -- the parts of evaluate's state rule 7 reads
     units: tuple[ClaimUnit, ...],
     resolved: frozenset[CitationRef],
+    hidden: frozenset[CitationRef],
     resolutions: Mapping[CitationRef, Resolution],
-    lost: LostSupportPolicy,
-) -> list[UnitVerdict]:
-    """Rule 7: each unit's status; a unit with a resolved ref is cited (no ``unit_status``)."""
-    cited = UnitStatus.CITED
-    return [
-        _new(
-            UnitVerdict,
-            (u, cited if not resolved.isdisjoint(u.refs) else unit_status(u, resolutions, lost)),
-        )
-        for u in units
-    ]
-
-
-def _unit_failures(verdicts: list[UnitVerdict], failures: list[Failure]) -> bool:
-    """``uncited_claim`` and ``unsupported_answer`` per unit; whether any unit was refused."""
+    policy: TenantPolicy,
+    failures: list[Failure],
+) -> tuple[list[UnitVerdict], tuple[ClaimValue, ...], bool]:
+    """Rule 7 in one pass over the units: each unit's status (a unit with a resolved ref is
+    cited, no ``unit_status``); ``uncited_claim`` and ``unsupported_answer`` per unit; the
+    published claims (cited and hedged units, omitted ones absent; a cited unit's text without
+    its hidden tokens, its refs the resolved ones); whether any unit was refused."""
+    cited_status, hedged_status = UnitStatus.CITED, UnitStatus.HEDGED
+    cited_claim = GroundingStatus.CITED
+    hedged = _new(ClaimValue, (policy.hedge_sentence, (), GroundingStatus.HEDGED))
+    lost = policy.lost_support
+    verdicts: list[UnitVerdict] = []
+    claims: list[ClaimValue] = []
     refused = False
-    for unit, status in verdicts:
-        if status is UnitStatus.CITED:
+    for unit in units:
+        refs = unit.refs
+        if not resolved.isdisjoint(refs):
+            verdicts.append(_new(UnitVerdict, (unit, cited_status)))
+            cited = refs if resolved.issuperset(refs) else tuple([r for r in refs if r in resolved])
+            redact = hidden and not hidden.isdisjoint(refs)
+            text = remove_tokens(unit.text, hidden) if redact else unit.text
+            claims.append(_new(ClaimValue, (text, cited, cited_claim)))
             continue
-        if status is UnitStatus.UNCITED:
+        status = unit_status(unit, resolutions, lost)
+        verdicts.append(_new(UnitVerdict, (unit, status)))
+        if status is hedged_status:
+            claims.append(hedged)
+        elif status is UnitStatus.UNCITED:
             failures.append(
                 Failure(
                     code=FailureCode.UNCITED_CLAIM,
@@ -344,7 +334,7 @@ def _unit_failures(verdicts: list[UnitVerdict], failures: list[Failure]) -> bool
                     detail="its only support is not visible to the reader",
                 )
             )
-    return refused
+    return verdicts, tuple(claims), refused
 
 
 def _sources(

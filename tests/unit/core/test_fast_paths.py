@@ -31,6 +31,7 @@ from worker.core.messages import (
 )
 from worker.core.outputs import DraftKind
 from worker.core.policy import LostSupportPolicy, TenantPolicy
+from worker.core.tokens import Tokens
 from worker.core.verdict import evaluate, prepare
 from worker.core.wire import message_bytes, to_json_bytes
 
@@ -130,3 +131,26 @@ def test_a_key_that_does_not_parse_back_from_a_path_is_still_redacted() -> None:
     redacted = redact_output(output, [], frozenset({secret}), "hedged", places=places)
     assert redacted == {"a.b": "x", "a[0]": ["y"], "c": "z"}
     assert redacted["c"] is output["c"]
+
+
+TOKEN_PIECES = ["[OBS-1]", "[OBS-01]", "[DOC-2]", "[EVT-3]", "[OBS-" + "9" * 1001 + "]", " ", "x"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(TOKEN_PIECES), max_size=12).map("".join),
+    st.booleans(),
+    st.integers(0, 40),
+    st.integers(0, 40),
+)
+def test_distinct_refs_between_is_the_refs_between_without_repeats(
+    text: str, read_first: bool, a: int, b: int
+) -> None:
+    """Looked up in C once the text was read, read on the spot otherwise; overlong ids left out."""
+    start, end = sorted((min(a, len(text)), min(b, len(text))))
+    tokens = Tokens()
+    if read_first:
+        tokens.refs(text)
+    expected = tuple(dict.fromkeys(Tokens().refs_between(text, start, end)))
+    assert tokens.distinct_refs_between(text, start, end) == expected
+    assert None not in expected

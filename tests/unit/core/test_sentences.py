@@ -19,6 +19,7 @@ PIECES = [
     '"', "'", "”", ")", "]", "[", "*", "_", "`", "```", "~~~", "# ", "## ", "- ", "* ", "+ ", "1. ",
     "2) ", "> ", "|", "| a | b |", "|---|---|", "---", "===", "e.g.", "No.", "no.", "Dr.", "J.",
     "etc.", "U.S.", "1st.", "2023.", " A", " b", "[OBS-1]", "[DOC-22]", "[EVT-007]", "[OBS-",
+    "(", "vs.", "Fig.", "E.G.", "NO.", "ſt.", "x.No.", "No. 5", "Vol.\n7", "i.e.)",
     "OBS-1]", "``", "\r", "\u00a0", "²", "É.", "x:", ": [OBS-3]\n", "?)", "Jan.", "a.m.",
 ]  # fmt: skip
 MARKDOWN = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
@@ -30,6 +31,7 @@ MARKDOWN = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
 @example("> - Note:\n> [OBS-1]\n> next. e.g. here [DOC-2].")
 @example("```\ncode. [OBS-1]\n```\nText `a. b` ends. J. Smith [OBS-1]. etc. A")
 @example("Note: [OBS-1]\n  [DOC-2] \r\nNext: x. No. 5 ends?) [EVT-3] here")
+@example("(No. 5) ends. [e.g. x] NO. 7 and x.No. 8 and 1No. 9; ſt. A vs. B. Fig. 2.")
 def test_sentence_spans_match_the_reference(markdown: str) -> None:
     expected = sentences_reference.sentence_spans(markdown)
     assert sentence_spans(markdown) == expected
