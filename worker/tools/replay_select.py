@@ -27,7 +27,7 @@ from enum import StrEnum
 from typing import NamedTuple
 
 from worker.core.contract import ERROR_CLASS, REPLAY_COUNT
-from worker.core.envelope import loads_json
+from worker.core.json_text import loads_json
 from worker.kafka.dlq import replay_count
 from worker.kafka.records import Headers, Incoming
 

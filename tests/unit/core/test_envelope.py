@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from fixtures import envelope, good_answer
 
-from worker.core.envelope import Draft, EnvelopeRejection, cap_depth, parse_envelope
+from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
 from worker.core.evidence import CitationRef, EvidenceKind
+from worker.core.json_text import cap_depth
 from worker.core.outputs import validate_output
 
 

@@ -1,0 +1,111 @@
+"""Untrusted JSON read the way the core needs it (the draft envelope, dead letters on replay).
+
+orjson on the fast path. orjson reads integers beyond 64 bits as floats, which would turn
+a huge (dangling) id into a non-id, so input with a run of 20+ digits, and input orjson refuses,
+goes to the standard library parser with hooks: an integer of more than 1,000 digits or a
+non-finite number becomes an opaque marker that fails any typed field (``schema_invalid`` inside
+``output``); JSON nested beyond what a parser can take has its too-deep containers replaced by
+``[]`` (still deeper than 64, so the output fails ``schema_invalid`` at that path).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import orjson
+
+#: Containers deeper than this in the raw record are replaced by ``[]`` before parsing.
+PARSE_DEPTH_CAP = 200
+_MAX_INT_DIGITS = 1000
+_LONG_DIGIT_RUN = re.compile(rb"[0-9]{20}")
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+class Unreadable:
+    """A JSON number the core will not materialise (over 1,000 digits, or not finite)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<unreadable number>"
+
+
+UNREADABLE = Unreadable()
+
+
+def _parse_int(text: str) -> int | Unreadable:
+    return UNREADABLE if len(text.lstrip("-")) > _MAX_INT_DIGITS else int(text)
+
+
+def _parse_float(text: str) -> float | Unreadable:
+    value = float(text)
+    return value if math.isfinite(value) else UNREADABLE
+
+
+def _parse_constant(_: str) -> Unreadable:
+    return UNREADABLE
+
+
+def cap_depth(text: str, cap: int = PARSE_DEPTH_CAP) -> str:
+    """Replace every container opened deeper than ``cap`` by ``[]`` (linear, no recursion)."""
+    out: list[str] = []
+    depth = 0
+    last = 0
+    skip_from = -1
+    for match in _TOKENS.finditer(text):
+        tok = match.group()
+        if tok in "[{":
+            depth += 1
+            if depth == cap + 1 and skip_from < 0:
+                skip_from = match.start()
+        elif tok in "]}":
+            if depth == cap + 1 and skip_from >= 0:
+                out.append(text[last:skip_from])
+                out.append("[]")
+                last = match.end()
+                skip_from = -1
+            depth -= 1
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _has_lone_surrogate(obj: Any) -> bool:
+    stack = [obj]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def loads_json(data: bytes) -> Any:
+    """Parse UTF-8 JSON as the core needs it; ``ValueError`` when it is not valid JSON."""
+    text = data.decode("utf-8")
+    if not _LONG_DIGIT_RUN.search(data):
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    hooks: dict[str, Any] = {
+        "parse_int": _parse_int,
+        "parse_float": _parse_float,
+        "parse_constant": _parse_constant,
+    }
+    try:
+        value = json.loads(text, **hooks)
+    except RecursionError:
+        value = json.loads(cap_depth(text), **hooks)
+    if _has_lone_surrogate(value):
+        raise ValueError("lone surrogate escape")
+    return value
