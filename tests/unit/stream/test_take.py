@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -72,6 +72,24 @@ def offsets(batch: list[Any]) -> list[int]:
     return [e.message.offset for e in batch]
 
 
+class Started(NamedTuple):
+    stream: FakeStream
+    take: OverlappedTake
+    batches: AsyncIterator[list[Any]]
+    #: The agent's request for its first batch, already waiting.
+    first: asyncio.Future[list[Any]]
+
+
+async def started(*, max_size: int, quiet: float, max_wait: float) -> Started:
+    """A take over a fresh stream, with the agent already waiting for its first batch."""
+    stream = FakeStream()
+    take = OverlappedTake(stream, max_size=max_size, quiet=quiet, max_wait=max_wait)
+    batches = take.batches()
+    first = asyncio.ensure_future(anext(batches))
+    await asyncio.sleep(0)
+    return Started(stream, take, batches, first)
+
+
 @pytest.mark.parametrize(
     ("first", "last", "expected"),
     [
@@ -87,11 +105,7 @@ def test_a_batch_closes_after_a_quiet_gap_or_the_longest_wait(
 
 
 async def test_records_arriving_during_the_body_form_the_next_batch_acked_only_after_it() -> None:
-    stream = FakeStream()
-    take = OverlappedTake(stream, max_size=3, quiet=0.001, max_wait=0.002)
-    batches = take.batches()
-    first = asyncio.ensure_future(batches.__anext__())
-    await asyncio.sleep(0)
+    stream, take, batches, first = await started(max_size=3, quiet=0.001, max_wait=0.002)
     assert stream.enable_acks is False
     for offset in (0, 1):
         await stream.deliver(offset)
@@ -111,11 +125,7 @@ async def test_records_arriving_during_the_body_form_the_next_batch_acked_only_a
 
 
 async def test_the_buffer_holds_at_most_one_batch_while_the_body_runs() -> None:
-    stream = FakeStream()
-    take = OverlappedTake(stream, max_size=2, quiet=0.001, max_wait=0.001)
-    batches = take.batches()
-    pending = asyncio.ensure_future(batches.__anext__())
-    await asyncio.sleep(0)
+    stream, _, batches, pending = await started(max_size=2, quiet=0.001, max_wait=0.001)
     await stream.deliver(0)
     await stream.deliver(1)
     assert offsets(await pending) == [0, 1]
@@ -132,11 +142,7 @@ async def test_the_buffer_holds_at_most_one_batch_while_the_body_runs() -> None:
 
 
 async def test_discarded_records_are_never_handed_out_or_acknowledged() -> None:
-    stream = FakeStream()
-    take = OverlappedTake(stream, max_size=10, quiet=0.001, max_wait=0.001)
-    batches = take.batches()
-    pending = asyncio.ensure_future(batches.__anext__())
-    await asyncio.sleep(0)
+    stream, take, batches, pending = await started(max_size=10, quiet=0.001, max_wait=0.001)
     await stream.deliver(0, partition=0)
     assert offsets(await pending) == [0]
     await stream.deliver(7, partition=1)
@@ -151,11 +157,7 @@ async def test_discarded_records_are_never_handed_out_or_acknowledged() -> None:
 
 
 async def test_a_thin_stream_closes_a_batch_after_the_quiet_gap() -> None:
-    stream = FakeStream()
-    take = OverlappedTake(stream, max_size=200, quiet=0.01, max_wait=5.0)
-    batches = take.batches()
-    pending = asyncio.ensure_future(batches.__anext__())
-    await asyncio.sleep(0)
+    stream, take, batches, pending = await started(max_size=200, quiet=0.01, max_wait=5.0)
     await stream.deliver(0)
     assert offsets(await asyncio.wait_for(pending, 2)) == [0]
     assert take.last_wait < 1.0  # not the 5 s longest wait
@@ -163,11 +165,7 @@ async def test_a_thin_stream_closes_a_batch_after_the_quiet_gap() -> None:
 
 
 async def test_records_that_keep_coming_are_gathered_into_one_batch() -> None:
-    stream = FakeStream()
-    take = OverlappedTake(stream, max_size=200, quiet=0.05, max_wait=5.0)
-    batches = take.batches()
-    pending = asyncio.ensure_future(batches.__anext__())
-    await asyncio.sleep(0)
+    stream, _, batches, pending = await started(max_size=200, quiet=0.05, max_wait=5.0)
     for offset in range(5):
         await stream.deliver(offset)
         await asyncio.sleep(0.01)  # well inside the quiet gap
@@ -176,11 +174,7 @@ async def test_records_that_keep_coming_are_gathered_into_one_batch() -> None:
 
 
 async def test_records_of_a_partition_left_after_a_rebalance_are_not_acknowledged() -> None:
-    stream = FakeStream()
-    take = OverlappedTake(stream, max_size=10, quiet=0.001, max_wait=0.001)
-    batches = take.batches()
-    pending = asyncio.ensure_future(batches.__anext__())
-    await asyncio.sleep(0)
+    stream, take, batches, pending = await started(max_size=10, quiet=0.001, max_wait=0.001)
     await stream.deliver(0, partition=0)
     await stream.deliver(5, partition=1)
     await stream.deliver(1, partition=0)
