@@ -325,24 +325,8 @@ class ChaosWorker(WorkerProcess):
 
     min_partitions: int = 1
 
-    async def wait_healthy(self, timeout: float = 120.0) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        last: Any = None
-        while time.monotonic() < deadline:
-            if self.process is None or self.process.poll() is not None:
-                raise RuntimeError(
-                    f"worker exited with {self.process and self.process.returncode} before it "
-                    f"was healthy; log tail:\n{self.log_tail()}"
-                )
-            try:
-                last = await self.health()
-            except OSError as exc:
-                last = exc
-            else:
-                if len(last.get("assigned_partitions", [])) >= self.min_partitions:
-                    return last
-            await asyncio.sleep(0.25)
-        raise TimeoutError(f"worker not healthy after {timeout}s (last: {last!r})")
+    def healthy(self, health: dict[str, Any]) -> bool:
+        return len(health.get("assigned_partitions", [])) >= self.min_partitions
 
     def peak_rss_mib(self) -> float | None:
         if self.process is None:

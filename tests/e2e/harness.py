@@ -235,7 +235,7 @@ class WorkerProcess:
             raise
 
     async def wait_healthy(self, timeout: float = 90.0) -> dict[str, Any]:
-        """Poll ``/health`` until every partition of the drafts topic is assigned."""
+        """Poll ``/health`` until :meth:`healthy` says the worker has started."""
         deadline = time.monotonic() + timeout
         last: Any = None
         while time.monotonic() < deadline:
@@ -249,12 +249,16 @@ class WorkerProcess:
             except OSError as exc:
                 last = exc
             else:
-                if len(last.get("assigned_partitions", [])) == self.partitions:
+                if self.healthy(last):
                     return dict(last)
             await asyncio.sleep(0.25)
         raise TimeoutError(
             f"worker not healthy after {timeout}s (last: {last!r}):\n{self.log_tail()}"
         )
+
+    def healthy(self, health: dict[str, Any]) -> bool:
+        """Whether a ``/health`` document means started: every drafts partition assigned."""
+        return len(health.get("assigned_partitions", [])) == self.partitions
 
     @staticmethod
     def _get_json(url: str) -> Any:
