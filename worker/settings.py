@@ -241,6 +241,11 @@ class Settings(BaseSettings):
         description="run the ledger sink (citations.ledger -> Postgres) in the worker process",
     )
     log_json: bool = Field(default=True, description="JSON log lines (false: key=value text)")
+    event_loop: Literal["uvloop", "asyncio"] = Field(
+        default="uvloop",
+        description="the process's event loop: uvloop (libuv, less CPU per record) or the "
+        "standard library's",
+    )
 
     # --- replay ----------------------------------------------------------------------------------
     replay_max_count: int = Field(

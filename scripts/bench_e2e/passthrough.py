@@ -71,9 +71,11 @@ def run_faust(
     """A Faust app with the worker's settings and an agent that only forwards."""
     import faust  # noqa: PLC0415 - per mode
 
+    from worker.event_loop import use_event_loop  # noqa: PLC0415
     from worker.settings import Settings  # noqa: PLC0415
 
     settings = Settings()
+    use_event_loop(settings.event_loop)  # the worker's loop: the same transport underneath
     app = faust.App(
         app_id,
         broker=f"kafka://{settings.kafka_bootstrap_servers}",
@@ -117,6 +119,10 @@ def run_faust(
 def main(argv: list[str]) -> None:
     mode, src, dst, name, batch, wait = argv[:6]
     if mode == "raw":
+        from worker.event_loop import use_event_loop  # noqa: PLC0415
+        from worker.settings import Settings  # noqa: PLC0415
+
+        use_event_loop(Settings().event_loop)  # the worker's loop: the same transport underneath
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(run_raw(src, dst, name, int(batch), float(wait)))
     elif mode == "faust":

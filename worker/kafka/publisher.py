@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from typing import Any
 
@@ -36,11 +37,30 @@ class ProducerPublisher:
             fut = await self._producer.send(topic, key, value, partition, None, list(headers))
         except (KafkaError, OSError, TimeoutError) as exc:
             raise _translate(exc) from exc
-        return self._acked(fut)
+        return _translated(fut)
 
-    @staticmethod
-    async def _acked(fut: Awaitable[object]) -> object:
-        try:
-            return await fut
-        except (KafkaError, OSError, TimeoutError) as exc:
-            raise _translate(exc) from exc
+
+def _translated(fut: asyncio.Future[object]) -> asyncio.Future[object]:
+    """A future with ``fut``'s result, or its broker error translated into a fault.
+
+    A done-callback, not a coroutine: a batch hands hundreds of records over at once, and one
+    task per record cost more than the send itself.
+    """
+    out: asyncio.Future[object] = fut.get_loop().create_future()
+
+    def settle(done: asyncio.Future[object]) -> None:
+        if out.done():
+            return
+        if done.cancelled():
+            out.cancel()
+            return
+        exc = done.exception()
+        if exc is None:
+            out.set_result(done.result())
+        elif isinstance(exc, KafkaError | OSError | TimeoutError):
+            out.set_exception(_translate(exc))
+        else:
+            out.set_exception(exc)
+
+    fut.add_done_callback(settle)
+    return out

@@ -14,6 +14,7 @@ from typing import Any
 import structlog
 from aiokafka import AIOKafkaConsumer
 
+from worker.event_loop import use_event_loop
 from worker.kafka.access import client_security
 from worker.ledger.sink import LedgerSink
 from worker.logs import configure_logging
@@ -63,6 +64,7 @@ async def run_sink(
 def run_ledger_sink(settings: Settings) -> None:
     """Run the ledger sink alone until interrupted (SIGINT or SIGTERM)."""
     configure_logging(settings.log_level, json=settings.log_json)
+    use_event_loop(settings.event_loop)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()

@@ -10,6 +10,7 @@ import structlog
 
 from worker import __version__
 from worker.core.policy import PolicyBook
+from worker.event_loop import use_event_loop
 from worker.kafka.topics_admin import create_topics
 from worker.ledger.main import run_sink
 from worker.logs import configure_logging
@@ -32,6 +33,7 @@ def load_policies(path: Path | None) -> PolicyBook:
 def run_worker(settings: Settings) -> None:
     """Create the topics if needed, then run the Faust worker and the ledger sink until stopped."""
     configure_logging(settings.log_level, json=settings.log_json)
+    use_event_loop(settings.event_loop)
     policies = load_policies(settings.policy_file)
     asyncio.run(create_topics(settings))
     metrics = Metrics()
@@ -53,6 +55,7 @@ def run_worker(settings: Settings) -> None:
     log.info(
         "worker.starting",
         version=__version__,
+        event_loop=settings.event_loop,
         app_id=settings.app_id,
         drafts=settings.topics.drafts,
         partitions=settings.topic_partitions,

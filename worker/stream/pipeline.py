@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import NamedTuple
@@ -345,21 +345,26 @@ class BatchProcessor:
         pending = list(out)
         attempt = 0
         while pending:
-            acks: list[Awaitable[object] | BaseException] = []
+            acks: list[asyncio.Future[object] | RetriableFault] = []
             for o in pending:
                 try:
-                    acks.append(
-                        await self._publisher.send(o.topic, o.key, o.value, o.headers, o.partition)
+                    sent = await self._publisher.send(
+                        o.topic, o.key, o.value, o.headers, o.partition
                     )
-                except RetriableFault as fault:
-                    acks.append(fault)
-            results = await asyncio.gather(*(_settled(a) for a in acks))
+                except RetriableFault as refused:
+                    acks.append(refused)
+                else:
+                    acks.append(asyncio.ensure_future(sent))  # a future stays itself: no task
+            futures = [a for a in acks if isinstance(a, asyncio.Future)]
+            if futures:
+                await asyncio.wait(futures)
             failed: list[Outgoing] = []
-            for o, result in zip(pending, results, strict=True):
-                if isinstance(result, RetriableFault):
+            for o, ack in zip(pending, acks, strict=True):
+                fault = ack.exception() if isinstance(ack, asyncio.Future) else ack
+                if isinstance(fault, RetriableFault):
                     failed.append(o)
-                elif isinstance(result, BaseException):
-                    raise result
+                elif fault is not None:
+                    raise fault
             if not failed:
                 return
             attempt += 1
@@ -382,14 +387,3 @@ def _with_trace(decision: Decision, before: TurnState | None, rec: Incoming) -> 
     if ctx is None or state.traceparent == ctx.traceparent:
         return decision
     return decision._replace(state=state.model_copy(update={"traceparent": ctx.traceparent}))
-
-
-async def _settled(ack: Awaitable[object] | BaseException) -> BaseException | None:
-    """The fault of one send, or ``None`` once the broker acknowledged it."""
-    if isinstance(ack, BaseException):
-        return ack
-    try:
-        await ack
-    except Exception as exc:  # noqa: BLE001 - returned to the caller, which sorts faults out
-        return exc
-    return None
