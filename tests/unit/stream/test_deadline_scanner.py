@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -133,13 +134,14 @@ def test_the_store_writes_the_changelog_partition_of_the_turn() -> None:
     assert store.pending == {}
 
 
-def test_a_turn_value_round_trips_compressed_and_plain_json_still_reads() -> None:
+def test_a_turn_value_round_trips_compressed_and_older_values_still_read() -> None:
     s = regenerating("t-1", NOW)
     raw = encode_turn(2, s)
-    assert raw[:1] == b"\x01"
+    assert raw[:1] == b"\x02"  # LZ4
     assert decode_turn(raw) == (s, 2)
     legacy = orjson.dumps({"p": 2, "s": orjson.Fragment(s.model_dump_json())})
     assert decode_turn(legacy) == (s, 2)
+    assert decode_turn(b"\x01" + zlib.compress(legacy, 1)) == (s, 2)  # written before LZ4
 
 
 def test_a_recorded_terminal_event_is_stored_compressed() -> None:
