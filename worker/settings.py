@@ -154,6 +154,11 @@ class Settings(BaseSettings):
         description="a batch also closes once no draft arrived for this long (a thin stream); "
         "the next batch is collected while the current one is processed",
     )
+    gc_paused_in_batch: bool = Field(
+        default=True,
+        description="no automatic garbage collection while a batch is processed, and the "
+        "start-up heap frozen (worker/stream/collector.py)",
+    )
     producer_compression: Literal["none", "gzip", "snappy", "lz4", "zstd"] = Field(
         default="zstd",
         description="compression of every record the worker produces (zstd: ~4.5 us a record, "

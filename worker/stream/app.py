@@ -38,6 +38,7 @@ from worker.metrics import Metrics
 from worker.readiness import StoreHealth
 from worker.retry import backoff_delays, half_jitter
 from worker.settings import Settings
+from worker.stream.collector import BatchCollector
 from worker.stream.deadlines import DeadlineScanner
 from worker.stream.faust_access import faust_credentials
 from worker.stream.loop import DraftLoop, LoopState, send_due_controls
@@ -265,7 +266,11 @@ def _wire_agent(
         publisher = ProducerPublisher(app.producer)
         async with AsyncExitStack() as resources:
             loop = DraftLoop(
-                state, partitions, partial(adapters.open, resources, publisher), adapters.metrics
+                state,
+                partitions,
+                partial(adapters.open, resources, publisher),
+                adapters.metrics,
+                collector=BatchCollector(enabled=settings.gc_paused_in_batch),
             )
             take = OverlappedTake(
                 stream,

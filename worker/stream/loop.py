@@ -29,6 +29,7 @@ import structlog
 from worker.kafka.control import ControlRecord
 from worker.kafka.records import Incoming
 from worker.metrics import Metrics
+from worker.stream.collector import BatchCollector
 from worker.stream.offsets import OffsetGuard
 from worker.stream.ports import Publisher
 
@@ -135,6 +136,7 @@ class DraftLoop:
         *,
         monotonic: Callable[[], float] = time.monotonic,
         dead_letter_retry_s: float = DEAD_LETTER_RETRY_S,
+        collector: BatchCollector | None = None,
     ) -> None:
         self._state = state
         self._partitions = partitions
@@ -145,6 +147,7 @@ class DraftLoop:
         self._guard = OffsetGuard()
         self._processor: Processor | None = None
         self._probe: StartOffsets | None = None
+        self._collector = collector or BatchCollector(enabled=False)
 
     async def take(self, batch: list[Incoming], intake: Intake) -> None:
         """Decide what of ``batch`` may be decided now; dead-letter it if it fails as a whole."""
@@ -153,13 +156,15 @@ class DraftLoop:
         started = self._monotonic()
         if self._processor is None:
             self._processor, self._probe = await self._open()
+            self._collector.settle()
         try:
             admitted = await self._in_order(batch, intake)
         except Exception as exc:  # noqa: BLE001 - never lose the batch in hand over it
             log.warning("offsets.guard_failed", error=type(exc).__name__)
             admitted = batch
         try:
-            await self._processor.process(admitted)
+            with self._collector.paused():
+                await self._processor.process(admitted)
         except Exception as exc:  # noqa: BLE001 - the batch failed as a whole: never ack it silently
             log.error("batch.failed", error=type(exc).__name__, records=len(admitted))  # noqa: TRY400
             await self._dead_letter(self._processor, admitted, type(exc).__name__)

@@ -9,6 +9,7 @@ in tests/e2e (test_restart, test_deadlines, test_outage).
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Awaitable, Collection, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -21,6 +22,7 @@ from worker.faults import PoisonFault
 from worker.kafka.control import ControlKind, ControlRecord, control_record
 from worker.kafka.records import Headers, Incoming
 from worker.metrics import Metrics
+from worker.stream.collector import BatchCollector
 from worker.stream.loop import (
     EXPIRY_CHECK_EVERY_S,
     DraftLoop,
@@ -86,6 +88,7 @@ class Harness:
         *,
         assignment: Assignment | None = None,
         probe: Probe | None = None,
+        collector: BatchCollector | None = None,
     ) -> None:
         self.proc, self.sent = proc, sent
         self.assignment = assignment or Assignment()
@@ -95,7 +98,12 @@ class Harness:
         self.state = LoopState(started=0.0)
         self.metrics = Metrics()
         self.loop = DraftLoop(
-            self.state, self.assignment, self.open, self.metrics, dead_letter_retry_s=0.0
+            self.state,
+            self.assignment,
+            self.open,
+            self.metrics,
+            dead_letter_retry_s=0.0,
+            collector=collector,
         )
 
     async def open(self) -> tuple[BatchProcessor, StartOffsets | None]:
@@ -117,6 +125,35 @@ def at(record: Incoming, offset: int) -> Incoming:
 def harness(**kw: Any) -> Harness:
     proc, _, sent = processor(InMemoryEvidenceStore(RECORDS))
     return Harness(proc, sent, **kw)
+
+
+async def test_batches_run_with_the_collector_paused_and_the_start_up_heap_frozen_once() -> None:
+    h = harness(collector=BatchCollector(enabled=True))
+    collecting_at_send: list[bool] = []
+    send = h.sent.send
+
+    async def observed(*args: Any, **kwargs: Any) -> Any:
+        collecting_at_send.append(gc.isenabled())
+        return await send(*args, **kwargs)
+
+    h.sent.send = observed  # type: ignore[method-assign]
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        await h.take(at(rec("t-1", GOOD), 0))
+        frozen = gc.get_freeze_count()
+        gc.unfreeze()
+        await h.take(at(rec("t-2", GOOD), 1))
+        assert gc.get_freeze_count() == 0  # settled once, on the first batch only
+        assert gc.isenabled()  # back on between batches
+    finally:
+        gc.unfreeze()
+        if not was:
+            gc.disable()
+    assert frozen > 0
+    assert h.decided() == [b"t-1", b"t-2"]
+    assert collecting_at_send
+    assert not any(collecting_at_send)
 
 
 async def test_the_first_batch_opens_the_adapters_once_and_every_batch_is_counted() -> None:
