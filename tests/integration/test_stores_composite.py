@@ -338,3 +338,17 @@ async def test_an_id_of_tenant_b_cited_by_tenant_a_in_a_shared_batch_is_absent_f
             ),
         }
     ]
+
+
+async def test_a_batch_whose_every_document_exists_is_one_round_trip(
+    migrated: Settings, corpus: DemoCorpus, namespace: Any, command_log: Any
+) -> None:
+    """A reply holding exactly the documents asked for must not leave a cursor for a getMore."""
+    acme = corpus.tenant(namespace.tenant("acme"))
+    docs = {CitationRef(DOC, d.id) for d in acme.documents}
+    async with MongoEvidence.connect(migrated, event_listeners=[command_log]) as mongo:
+        await mongo.fetch(acme.tenant_id, docs)  # warm up the connection
+        command_log.commands.clear()
+        found = await mongo.fetch(acme.tenant_id, docs)
+    assert set(found) == docs
+    assert [name for name, _ in command_log.commands] == ["find"]

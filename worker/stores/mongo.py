@@ -142,8 +142,11 @@ class MongoEvidence:
     async def _find(
         self, query: dict[str, Any], projection: dict[str, int], size: int
     ) -> list[dict[str, Any]]:
-        # batch_size: the whole answer in the first reply, so one batch is one round trip.
-        cursor = self._documents.find(query, projection, batch_size=size)
+        # The whole answer in the first reply, so one batch is one round trip: ``limit`` too,
+        # since a server that returned exactly ``batch_size`` documents cannot know the cursor
+        # is exhausted and a getMore round trip follows (every id found: the common case).
+        # Exact: each asked (tenant, _id) pair matches at most one document, ``size`` in all.
+        cursor = self._documents.find(query, projection, batch_size=size, limit=size)
         try:
             return await cursor.to_list(None)
         finally:
