@@ -123,6 +123,10 @@ def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+#: A retrieval item's ``kind`` (the enum's values; anything else, a non-string too, is refused).
+_EVIDENCE_KINDS: dict[str, EvidenceKind] = {k.value: k for k in EvidenceKind}
+
+
 def _retrieval(value: Any) -> tuple[CitationRef, ...] | EnvelopeRejection | None:
     if value is None:
         return None
@@ -135,12 +139,11 @@ def _retrieval(value: Any) -> tuple[CitationRef, ...] | EnvelopeRejection | None
     for item in value:
         if not isinstance(item, dict):
             return bad
-        kind, id_ = item.get("kind"), item.get("id")
-        if not isinstance(kind, str) or kind not in EvidenceKind.__members__:
+        name, id_ = item.get("kind"), item.get("id")
+        kind = _EVIDENCE_KINDS.get(name) if isinstance(name, str) else None  # lists: unhashable
+        if kind is None or not _is_int(id_) or id_ < 0:
             return bad
-        if not _is_int(id_) or id_ < 0:
-            return bad
-        refs.append(CitationRef(EvidenceKind(kind), id_))
+        refs.append(_new(CitationRef, (kind, id_)))
     return tuple(refs)
 
 

@@ -20,7 +20,10 @@ import orjson
 #: Containers deeper than this in the raw record are replaced by ``[]`` before parsing.
 PARSE_DEPTH_CAP = 200
 _MAX_INT_DIGITS = 1000
-_LONG_DIGIT_RUN = re.compile(rb"[0-9]{20}")
+#: Every ASCII digit read as NUL: a run of 20 digits is then one substring search (a C scan),
+#: where a ``[0-9]{20}`` pattern tried a match at every byte (~9 ns a byte).
+_DIGITS_AS_NUL = bytes.maketrans(b"0123456789", b"\0" * 10)
+_TWENTY_NULS = b"\0" * 20
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
@@ -92,7 +95,8 @@ def _has_lone_surrogate(obj: Any) -> bool:
 def loads_json(data: bytes) -> Any:
     """Parse UTF-8 JSON as the core needs it; ``ValueError`` when it is not valid JSON."""
     text = data.decode("utf-8")
-    if not _LONG_DIGIT_RUN.search(data):
+    # A raw NUL byte is no valid JSON: a false alarm here only takes the slow path.
+    if _TWENTY_NULS not in data.translate(_DIGITS_AS_NUL):
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:
