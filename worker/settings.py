@@ -154,6 +154,11 @@ class Settings(BaseSettings):
         description="a batch also closes once no draft arrived for this long (a thin stream); "
         "the next batch is collected while the current one is processed",
     )
+    batch_look_ahead: bool = Field(
+        default=True,
+        description="while a batch is decided, admit the records buffered behind it and fetch "
+        "their evidence, when at least half a batch waits (worker/stream/lookahead.py)",
+    )
     gc_paused_in_batch: bool = Field(
         default=True,
         description="no automatic garbage collection while a batch is processed, and the "

@@ -244,7 +244,13 @@ class _Adapters:
             clock=self.clock,
             also_publish=self.changelog_records,
         )
+        resources.callback(processor.close)
         return processor, probe
+
+
+def _look_ahead_from(settings: Settings) -> int | None:
+    """Look ahead once half a batch waits behind the one in hand (a saturated stream)."""
+    return max(1, settings.batch_size // 2) if settings.batch_look_ahead else None
 
 
 def _wire_agent(
@@ -271,12 +277,16 @@ def _wire_agent(
                 partial(adapters.open, resources, publisher),
                 adapters.metrics,
                 collector=BatchCollector(enabled=settings.gc_paused_in_batch),
+                look_ahead_from=max(1, settings.batch_size // 2)
+                if settings.batch_look_ahead
+                else None,
             )
             take = OverlappedTake(
                 stream,
                 settings.batch_size,
                 quiet=settings.batch_quiet_s,
                 max_wait=settings.batch_wait_s,
+                convert=to_incoming,
             )
             async for events in take.batches():
                 await loop.take([to_incoming(e) for e in events], take)

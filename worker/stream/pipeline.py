@@ -53,6 +53,7 @@ from worker.retry import (
     half_jitter,
 )
 from worker.settings import Settings
+from worker.stream.lookahead import Lookahead, merged, record_key
 from worker.stream.ports import Publisher, TurnStore
 from worker.stream.resolve import BatchResolver, Resolved
 from worker.tracing import parse_traceparent
@@ -116,6 +117,7 @@ class BatchProcessor:
         self._resolver = BatchResolver(evidence=evidence, settings=settings, metrics=metrics)
         self._turns = turns
         self._publisher = publisher
+        self._lookahead: Lookahead[_Item] = Lookahead(self._classify, self._resolve_ahead)
         self._policies = policies
         self._metrics = metrics
         self._version = worker_version
@@ -132,12 +134,17 @@ class BatchProcessor:
         }
 
     # ------------------------------------------------------------------------------------------
-    async def process(self, batch: Sequence[Incoming]) -> BatchReport:
-        """Decide and route every record of ``batch``; return when all outputs are acknowledged."""
+    async def process(
+        self, batch: Sequence[Incoming], upcoming: Sequence[Incoming] = ()
+    ) -> BatchReport:
+        """Decide and route every record of ``batch``; return when all outputs are acknowledged.
+
+        ``upcoming``: records buffered behind the batch, admitted and read meanwhile (see
+        ``worker.stream.lookahead``) for the next batch to use.
+        """
         report = BatchReport()
         self._metrics.batch_size.observe(len(batch))
-        items = [self._classify(rec) for rec in batch]
-        evidence, unavailable = await self._resolve(items, report)
+        items, (evidence, unavailable) = await self._admitted(batch, upcoming, report)
         now = self._clock()
         out: list[Outgoing] = []
         for item in items:
@@ -167,6 +174,36 @@ class BatchProcessor:
         await self._publish(out)
         report.published = len(out)
         return report
+
+    def close(self) -> None:
+        """Drop the look-ahead in flight (the consumer is stopping)."""
+        self._lookahead.cancel()
+
+    async def _admitted(
+        self, batch: Sequence[Incoming], upcoming: Sequence[Incoming], report: BatchReport
+    ) -> tuple[list[_Item], Resolved]:
+        """The batch's items and evidence, with what the look-ahead already did for it."""
+        ahead = await self._lookahead.take()
+        self._lookahead.start(upcoming)
+        if ahead is None:
+            items = [self._classify(rec) for rec in batch]
+            return items, await self._resolve(items, report)
+        report.store_fetches += ahead.fetches
+        items, rest = [], []
+        for rec in batch:
+            item = ahead.items.get(record_key(rec))
+            if item is None:
+                item = self._classify(rec)
+                rest.append(item)
+            items.append(item)
+        if not rest:
+            return items, ahead.resolved
+        extra = await self._resolve(rest, report)
+        return items, Resolved(merged(ahead.resolved.evidence, extra.evidence), extra.unavailable)
+
+    async def _resolve_ahead(self, items: Sequence[_Item]) -> tuple[Resolved, int]:
+        report = BatchReport()
+        return await self._resolve(items, report), report.store_fetches
 
     async def dead_letter_batch(self, batch: Sequence[Incoming], error: str) -> BatchReport:
         """Dead-letter every record of a batch that failed as a whole (``internal_error``).

@@ -27,8 +27,10 @@ as ``take_events`` does in faust-streaming 0.15; the pin (<0.16) keeps them stab
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Generic, TypeVar
+
+Record = TypeVar("Record")
 
 
 def close_at(first_at: float, last_at: float, quiet: float, max_wait: float) -> float:
@@ -36,11 +38,19 @@ def close_at(first_at: float, last_at: float, quiet: float, max_wait: float) -> 
     return min(first_at + max_wait, last_at + quiet)
 
 
-class OverlappedTake:
+class OverlappedTake(Generic[Record]):
     """Batches of events from a Faust stream; see the module docstring."""
 
-    def __init__(self, stream: Any, max_size: int, quiet: float, max_wait: float) -> None:
+    def __init__(
+        self,
+        stream: Any,
+        max_size: int,
+        quiet: float,
+        max_wait: float,
+        convert: Callable[[Any], Record],
+    ) -> None:
         self._stream = stream
+        self._convert = convert
         self._max = max_size
         self._quiet = min(quiet, max_wait)
         self._max_wait = max_wait
@@ -66,6 +76,10 @@ class OverlappedTake:
             self._full.clear()
             self._room.set()
         return dropped
+
+    def upcoming(self) -> list[Record]:
+        """The buffered records not handed out yet, in arrival order, converted."""
+        return [self._convert(e) for e in self._events]
 
     def leave(self, partitions: set[int]) -> None:
         """Do not acknowledge the batch in hand's records of ``partitions`` (no longer ours)."""

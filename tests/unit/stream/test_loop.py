@@ -9,6 +9,7 @@ in tests/e2e (test_restart, test_deadlines, test_outage).
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import Awaitable, Collection, Mapping
 from datetime import UTC, datetime
@@ -59,6 +60,8 @@ class Intake:
     def __init__(self) -> None:
         self.left: set[int] = set()
         self.discarded: list[int] = []
+        #: Records waiting behind the batch in hand (what a look-ahead would read).
+        self.buffered: list[Incoming] = []
 
     def leave(self, partitions: set[int]) -> None:
         self.left |= partitions
@@ -66,6 +69,9 @@ class Intake:
     def discard(self, partition: int) -> int:
         self.discarded.append(partition)
         return 0
+
+    def upcoming(self) -> list[Incoming]:
+        return list(self.buffered)
 
 
 class Probe:
@@ -89,6 +95,7 @@ class Harness:
         assignment: Assignment | None = None,
         probe: Probe | None = None,
         collector: BatchCollector | None = None,
+        look_ahead_from: int | None = None,
     ) -> None:
         self.proc, self.sent = proc, sent
         self.assignment = assignment or Assignment()
@@ -104,6 +111,7 @@ class Harness:
             self.metrics,
             dead_letter_retry_s=0.0,
             collector=collector,
+            look_ahead_from=look_ahead_from,
         )
 
     async def open(self) -> tuple[BatchProcessor, StartOffsets | None]:
@@ -122,9 +130,28 @@ def at(record: Incoming, offset: int) -> Incoming:
     return record._replace(offset=offset)
 
 
-def harness(**kw: Any) -> Harness:
-    proc, _, sent = processor(InMemoryEvidenceStore(RECORDS))
+def harness(store: InMemoryEvidenceStore | None = None, **kw: Any) -> Harness:
+    proc, _, sent = processor(store or InMemoryEvidenceStore(RECORDS))
     return Harness(proc, sent, **kw)
+
+
+@pytest.mark.parametrize(("waiting", "read_ahead"), [(2, True), (1, False)])
+async def test_the_records_behind_a_batch_are_read_ahead_once_enough_wait(
+    waiting: int, read_ahead: bool
+) -> None:
+    store = InMemoryEvidenceStore(RECORDS)
+    h = harness(store, look_ahead_from=2)
+    first, second, third = (at(rec(f"t-{i}", GOOD), i) for i in range(3))
+    h.intake.buffered = [second, third][:waiting]
+    await h.take(first)
+    await asyncio.sleep(0.01)  # a look-ahead runs while the loop waits
+    assert len(store.batches) == (2 if read_ahead else 1)
+    h.intake.buffered = []
+    await h.take(*[second, third][:waiting])
+    assert h.decided() == [b"t-0", b"t-1", b"t-2"][: 1 + waiting]
+    # One fetch per batch, the look-ahead's standing in for the second batch's own.
+    assert len(store.batches) == 2
+    assert h.metrics.registry.get_sample_value("grounding_batch_processing_seconds_count") == 2
 
 
 async def test_batches_run_with_the_collector_paused_and_the_start_up_heap_frozen_once() -> None:

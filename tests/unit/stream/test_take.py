@@ -83,7 +83,9 @@ class Started(NamedTuple):
 async def started(*, max_size: int, quiet: float, max_wait: float) -> Started:
     """A take over a fresh stream, with the agent already waiting for its first batch."""
     stream = FakeStream()
-    take = OverlappedTake(stream, max_size=max_size, quiet=quiet, max_wait=max_wait)
+    take = OverlappedTake(
+        stream, max_size=max_size, quiet=quiet, max_wait=max_wait, convert=lambda e: e
+    )
     batches = take.batches()
     first = asyncio.ensure_future(anext(batches))
     await asyncio.sleep(0)

@@ -1,0 +1,105 @@
+"""Reads done ahead for the next batch: used for its records, per tenant, dropped on faults."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection, Mapping
+
+from test_pipeline import GOOD, RECORDS, DownStore, processor, rec
+
+from worker.core.evidence import CitationRef, EvidenceRecord
+from worker.core.ports import FetchEachTenant, InMemoryEvidenceStore
+from worker.stream.lookahead import merged
+
+
+async def test_a_batch_read_ahead_is_decided_without_a_fetch_of_its_own() -> None:
+    store = InMemoryEvidenceStore(RECORDS)
+    proc, _, sent = processor(store)
+    first, second = rec("t-1", GOOD), rec("t-2", GOOD)
+    await proc.process([first], [second])
+    assert store.batches == [("acme",), ("acme",)]  # the first batch's, then the look-ahead's
+    report = await proc.process([second])
+    assert store.batches == [("acme",), ("acme",)]  # nothing more: the look-ahead's evidence
+    assert report.store_fetches == 1
+    assert [v["turn_id"] for v in sent.on("validated")] == ["t-1", "t-2"]
+
+
+async def test_records_not_read_ahead_are_read_then_and_each_tenant_keeps_its_own_evidence() -> (
+    None
+):
+    """acme's OBS-1 exists; globex cites the same id, which globex does not have: dangling."""
+    store = InMemoryEvidenceStore(RECORDS)
+    proc, _, sent = processor(store)
+    ahead, later = rec("t-a", GOOD), rec("t-g", GOOD, tenant="globex")
+    await proc.process([], [ahead])
+    report = await proc.process([ahead, later])
+    assert store.batches == [("acme",), ("globex",)]
+    assert report.store_fetches == 2
+    assert [v["turn_id"] for v in sent.on("validated")] == ["t-a"]
+    (regenerate,) = sent.on("regenerate")
+    assert regenerate["turn_id"] == "t-g"
+    assert [f["code"] for f in regenerate["reasons"]] == ["dangling_citation"]
+
+
+async def test_records_read_ahead_but_never_handed_out_are_left_unused() -> None:
+    store = InMemoryEvidenceStore(RECORDS)
+    proc, _, sent = processor(store)
+    await proc.process([], [rec("t-never", GOOD)])
+    await proc.process([rec("t-1", GOOD)])
+    assert [v["turn_id"] for v in sent.on("validated")] == ["t-1"]
+    assert store.batches == [("acme",), ("acme",)]
+
+
+async def test_a_look_ahead_that_met_an_outage_is_dropped_and_the_batch_reads_again() -> None:
+    """Budget 0: the look-ahead finds the store down and gives up; that is never a verdict."""
+    store = DownStore(failures=1)
+    proc, _, sent = processor(store, retry_budget=0)
+    first = rec("t-1", GOOD)
+    await proc.process([], [first])
+    await asyncio.sleep(0.01)  # the look-ahead runs (and fails) before the batch comes
+    report = await proc.process([first])
+    assert store.calls == 2
+    assert report.store_fetches == 1  # the batch's own
+    assert dict(report.dead_letters) == {}
+    assert [v["turn_id"] for v in sent.on("validated")] == ["t-1"]
+
+
+class Gate(FetchEachTenant):
+    """A store whose reads wait until the gate opens; counts the reads that finished."""
+
+    def __init__(self) -> None:
+        self.inner = InMemoryEvidenceStore(RECORDS)
+        self.open = asyncio.Event()
+        self.started = 0
+        self.finished = 0
+
+    async def fetch(
+        self, tenant_id: str, refs: Collection[CitationRef]
+    ) -> Mapping[CitationRef, EvidenceRecord]:
+        self.started += 1
+        await self.open.wait()
+        self.finished += 1
+        return await self.inner.fetch(tenant_id, refs)
+
+
+async def test_close_drops_a_look_ahead_in_flight() -> None:
+    store = Gate()
+    proc, _, _ = processor(store)
+    await proc.process([], [rec("t-1", GOOD)])
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert store.started == 1
+    proc.close()
+    store.open.set()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert store.finished == 0
+
+
+def test_evidence_of_two_fetches_merges_per_tenant_only() -> None:
+    one, two = (
+        EvidenceRecord(ref=CitationRef(r.ref.kind, i), acl=None, text="t")
+        for i, r in ((1, RECORDS["acme"][0]), (2, RECORDS["acme"][0]))
+    )
+    out = merged({"acme": {one.ref: one}}, {"acme": {two.ref: two}, "globex": {}})
+    assert out == {"acme": {one.ref: one, two.ref: two}, "globex": {}}
