@@ -137,10 +137,12 @@ def cpu_line(run: dict[str, Any]) -> str:
     """The CPU per draft of a worker run, said in full."""
     if run.get("ledger_sink_mode") == "in-process":
         return f"CPU ms/draft: worker {run['worker_cpu_ms_per_draft']} (ledger sink inside it)"
+    startup = run.get("ledger_sink_startup_cpu_s")
     return (
         f"CPU ms/draft: worker {run.get('worker_cpu_ms_per_draft')}"
         f" + ledger sink {run.get('ledger_sink_cpu_ms_per_draft')}"
-        f" = {run.get('total_cpu_ms_per_draft')}"
+        f" = {run.get('total_cpu_ms_per_draft')} (both whole processes; the sink's start-up"
+        f" was {startup} s)"
     )
 
 

@@ -30,7 +30,15 @@ import pymongo
 from bench_e2e import kafka_io
 from bench_e2e.corpus import TenantEvidence
 from bench_e2e.drafts import EXPECTED_ROLE, DraftRecord, MixGenerator
-from bench_e2e.procs import Proc, free_port, health, machine_cpu, python_argv, scrape
+from bench_e2e.procs import (
+    Proc,
+    free_port,
+    health,
+    http_get,
+    machine_cpu,
+    python_argv,
+    scrape,
+)
 from worker.settings import Settings
 
 SCRIPTS = Path(__file__).resolve().parent.parent
@@ -239,6 +247,9 @@ class Scenario:
         self.ports: list[int] = []
         #: The ledger sink beside the workers (``Bench.sink_apart``), apart from ``procs``.
         self.sink: Proc | None = None
+        self.sink_port: int | None = None
+        #: The sink's CPU seconds once it served ``/health`` (its start-up: imports, clients).
+        self.sink_startup_cpu_s: float | None = None
 
     async def __aenter__(self) -> Scenario:
         await kafka_io.make_topics(self.settings)
@@ -254,12 +265,24 @@ class Scenario:
         self.ports.append(port)
         return proc
 
-    def start_sink(self) -> Proc | None:
-        """The ledger sink of the scenario's workers, when it runs apart (else ``None``)."""
-        if self.bench.sink_apart and self.sink is None and "worker" in self.system:
-            self.sink, _ = start_system(
-                self.bench, "ledger-sink", self.settings, self.app_id, f"{self.name}-sink"
-            )
+    async def start_sink(self, timeout_s: float = 60) -> Proc | None:
+        """The ledger sink of the scenario's workers, when it runs apart (else ``None``).
+
+        Started first and waited for (its ``/health``), so its start-up does not compete with
+        the worker's and is known (``sink_startup_cpu_s``).
+        """
+        if not (self.bench.sink_apart and self.sink is None and "worker" in self.system):
+            return self.sink
+        self.sink, self.sink_port = start_system(
+            self.bench, "ledger-sink", self.settings, self.app_id, f"{self.name}-sink"
+        )
+        deadline = time.monotonic() + timeout_s
+        while http_get(self.sink_port, "/health") is None:
+            self.sink.check_alive()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.name}: the ledger sink did not start in {timeout_s} s")
+            await asyncio.sleep(0.2)
+        self.sink_startup_cpu_s = self.sink.cpu_seconds()
         return self.sink
 
     @property
@@ -317,9 +340,9 @@ async def saturation(
         queries_before, _ = await pg_queries(dsn, evidence_tables)
         mongo_url = bench.settings.mongo_url.get_secret_value()
         finds_before = mongo_finds(mongo_url)
+        sink = await sc.start_sink()
         busy0, total0 = machine_cpu()
         t_start = time.time()
-        sink = sc.start_sink()
         proc = sc.start()
         complete = await wait_outputs(sc.collector, sc.all_procs, indices, max(120, n / 50))
         busy1, total1 = machine_cpu()
@@ -351,7 +374,7 @@ async def saturation(
             span = max(out_ms) / 1000 - t_start
             result["process_cpu_share"] = round(cpu_s / span, 3) if span > 0 else None
         if "worker" in system:
-            result |= cpu_split(bench, cpu_s, ledger.pop("sink_cpu_s"), n)
+            result |= cpu_split(bench, cpu_s, ledger.pop("sink_cpu_s"), n, sc.sink_startup_cpu_s)
             result["ledger"] = ledger
             await asyncio.sleep(0.5)  # the backends' exit flushed their statistics
             queries_after, method = await pg_queries(dsn, evidence_tables)
@@ -390,8 +413,14 @@ async def saturation(
         return result
 
 
-def cpu_split(bench: Bench, worker_s: float, sink_s: float | None, n: int) -> dict[str, Any]:
-    """CPU per draft of the worker, of the ledger sink, and of both (nothing left out)."""
+def cpu_split(
+    bench: Bench, worker_s: float, sink_s: float | None, n: int, sink_startup_s: float | None = None
+) -> dict[str, Any]:
+    """CPU per draft of the worker, of the ledger sink, and of both (nothing left out).
+
+    Both whole processes, start-up included (as the worker has always been measured);
+    ``ledger_sink_startup_cpu_s`` says how much of the sink's was its start-up.
+    """
     worker_ms = 1000 * worker_s / n
     sink_ms = 1000 * sink_s / n if sink_s is not None else None
     return {
@@ -399,6 +428,7 @@ def cpu_split(bench: Bench, worker_s: float, sink_s: float | None, n: int) -> di
         "worker_cpu_ms_per_draft": round(worker_ms, 3),
         # In-process, the sink's CPU is the worker's: counted there, not apart.
         "ledger_sink_cpu_s": round(sink_s, 2) if sink_s is not None else None,
+        "ledger_sink_startup_cpu_s": round(sink_startup_s, 2) if sink_startup_s else None,
         "ledger_sink_cpu_ms_per_draft": round(sink_ms, 3) if sink_ms is not None else None,
         "total_cpu_ms_per_draft": round(worker_ms + (sink_ms or 0.0), 3),
     }
@@ -474,7 +504,7 @@ async def latency(
     points = []
     async with Scenario(bench, name, system) as sc:
         gen = MixGenerator(tenants, bench.run_id, scope=sc.name)
-        sc.start_sink()
+        await sc.start_sink()
         sc.start()
         warm = gen.take(40, categories=["grounded"])
         await sc.drafts_in(warm)
@@ -561,7 +591,7 @@ async def scale_out(
     """``processes`` workers in one group; a burst of ``n`` drafts once the group is stable."""
     async with Scenario(bench, f"scale{processes}", "worker") as sc:
         gen = MixGenerator(tenants, bench.run_id, scope=sc.name)
-        sink = sc.start_sink()
+        sink = await sc.start_sink()
         for _ in range(processes):
             sc.start()
         await wait_assigned(sc, sc.settings.topic_partitions)

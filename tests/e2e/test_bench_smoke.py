@@ -74,6 +74,7 @@ def test_quick_bench_writes_figures_and_ratio_line(
     for sat in (worker["saturation"], many):
         assert sat["ledger_sink_mode"] == "process"
         assert sat["ledger_sink_cpu_ms_per_draft"] > 0
+        assert 0 < sat["ledger_sink_startup_cpu_s"] <= sat["ledger_sink_cpu_s"]
         assert sat["total_cpu_ms_per_draft"] == pytest.approx(
             sat["worker_cpu_ms_per_draft"] + sat["ledger_sink_cpu_ms_per_draft"], abs=0.002
         )
