@@ -72,9 +72,10 @@ class PostgresLedger:
         """
         if not rows:
             return
+        values = [(*r[:8], str(r[8]), *r[9:]) for r in map(_as_row, rows)]
         try:
-            batch = orjson.dumps([(*r[:8], str(r[8]), *r[9:]) for r in map(_as_row, rows)]).decode()
-        except orjson.JSONEncodeError as exc:
+            batch = orjson.dumps(values).decode()
+        except orjson.JSONEncodeError as exc:  # a TypeError: orjson's only failure here
             # An attempt past 64 bits or a string that is not UTF-8 (a lone surrogate): no
             # retry can store it, like a value the server rejects.
             rejected = f"{self._table} rejected rows: {type(exc).__name__}"
