@@ -44,6 +44,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--batch-wait-s", type=float, default=Settings.model_fields["batch_wait_s"].default
     )
     p.add_argument("--partitions", type=int, default=4)
+    p.add_argument(
+        "--ledger-sink",
+        choices=("process", "in-process"),
+        default="process",
+        help="the ledger sink as its own process beside the worker, as deploy/k8s runs it "
+        "(default; its CPU is reported apart and in the total), or inside the worker process",
+    )
     p.add_argument("--no-profile", action="store_true", help="full run without the profiled pass")
     p.add_argument("--out", type=Path, default=Path("bench-results"), help="results directory")
     a = p.parse_args(argv)
@@ -66,6 +73,7 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
         batch_size=a.batch_size,
         batch_wait_s=a.batch_wait_s,
         partitions=a.partitions,
+        ledger_sink=a.ledger_sink,
     )
     doc: dict[str, Any] = {
         "meta": {
@@ -79,6 +87,7 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
             "batch_size": a.batch_size,
             "batch_wait_s": a.batch_wait_s,
             "partitions": a.partitions,
+            "ledger_sink": a.ledger_sink,
             "worker_drafts": a.drafts,
             "baseline_drafts": a.baseline_drafts,
             "latency_seconds_per_point": a.latency_seconds,
@@ -155,6 +164,8 @@ async def worker_runs(
     log(f"worker saturation, {len(tenants)} tenant(s), {a.drafts} drafts")
     sat = await scenarios.saturation(bench, f"worker{len(tenants)}t", "worker", tenants, a.drafts)
     log(f"  {sat['throughput_per_s']} drafts/s, outcomes {sat.get('outcomes')}")
+    log("  " + report.cpu_line(sat))
+    log("  " + report.ledger_line(sat))
     doc["worker"][key] = {"saturation": sat}
     rate = sat["throughput_per_s"]
     if not latency or not rate or not sat["complete"]:
@@ -192,6 +203,7 @@ async def full_extras(
         log(f"scale-out: {k} worker process(es), {a.partitions} partitions, {a.drafts} drafts")
         so[f"processes_{k}"] = await scenarios.scale_out(bench, k, one, a.drafts)
         log(f"  {so[f'processes_{k}']['throughput_per_s']} drafts/s")
+        log("  " + report.cpu_line(so[f"processes_{k}"]))
     so["ratio"] = report._ratio(
         so["processes_2"]["throughput_per_s"], so["processes_1"]["throughput_per_s"]
     )

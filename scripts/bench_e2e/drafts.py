@@ -42,6 +42,9 @@ class DraftRecord(NamedTuple):
     key: bytes
     value: bytes
     headers: list[tuple[str, bytes]]
+    tenant_id: str
+    #: The envelope's ``draft_id``.
+    draft_id: str
 
 
 def traceparent(run_id: int, index: int) -> bytes:
@@ -68,9 +71,14 @@ def _cite(ref: tuple[str, int, str]) -> str:
 class MixGenerator:
     """Deterministic drafts for a run; indices never repeat, so every turn is fresh."""
 
-    def __init__(self, tenants: tuple[TenantEvidence, ...], run_id: int, seed: int = 11) -> None:
+    def __init__(
+        self, tenants: tuple[TenantEvidence, ...], run_id: int, seed: int = 11, scope: str = ""
+    ) -> None:
         self._tenants = tenants
         self._run_id = run_id
+        #: In every turn and draft id, so two scenarios of a run never share one (the ledger
+        #: check counts a scenario's drafts in Postgres by their ids).
+        self._scope = scope
         self._rng = random.Random(seed)
         self._next = 0
         self._awaiting_retry: deque[dict[str, Any]] = deque()
@@ -97,7 +105,7 @@ class MixGenerator:
     # ------------------------------------------------------------------------------------------
     def _draft(self, index: int, category: str) -> DraftRecord:
         tenant = self._tenants[index % len(self._tenants)]
-        turn_id = f"t-{self._run_id:x}-{index}"
+        turn_id = f"t-{self._run_id:x}{self._scope}-{index}"
         attempt = 0
         dangling = hidden = False
         no_grounding = False
@@ -115,7 +123,7 @@ class MixGenerator:
             hidden = True
         envelope = {
             "schema_version": 1,
-            "draft_id": f"d-{self._run_id:x}-{index}",
+            "draft_id": f"d-{self._run_id:x}{self._scope}-{index}",
             "turn_id": turn_id,
             "attempt": attempt,
             "tenant_id": tenant.tenant_id,
@@ -141,7 +149,15 @@ class MixGenerator:
                 envelope["principal"] = {"groups": list(tenant.groups)}
                 value = orjson.dumps(envelope)
         headers = [("traceparent", traceparent(self._run_id, index))]
-        return DraftRecord(index, category, turn_id.encode(), value, headers)
+        return DraftRecord(
+            index,
+            category,
+            turn_id.encode(),
+            value,
+            headers,
+            tenant.tenant_id,
+            envelope["draft_id"],
+        )
 
     def _answer(
         self, tenant: TenantEvidence, index: int, *, dangling: bool, hidden: bool

@@ -191,3 +191,31 @@ class Collector:
                 await self._task
         if self._consumer is not None:
             await self._consumer.stop()
+
+
+async def ledger_progress(bootstrap: str, topic: str, group: str) -> tuple[int, int]:
+    """(records on ``topic``, of them committed by consumer group ``group``), all partitions.
+
+    The scenario's topics are fresh, so the end offsets count every record published. The
+    ledger sink commits a batch's offsets only after its rows are in Postgres.
+    """
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await consumer.start()
+    await admin.start()
+    try:
+        parts = [
+            TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())
+        ]
+        if not parts:
+            await consumer._client.force_metadata_update()
+            parts = [
+                TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())
+            ]
+        ends = await consumer.end_offsets(parts) if parts else {}
+        committed = await admin.list_consumer_group_offsets(group, partitions=parts)
+        done = sum(min(m.offset, ends[tp]) for tp, m in committed.items() if m.offset >= 0)
+        return sum(ends.values()), done
+    finally:
+        await admin.close()
+        await consumer.stop()

@@ -122,6 +122,43 @@ def finish(doc: dict[str, Any]) -> None:
     doc["targets"] = targets(doc)
 
 
+def cpu_cell(run: dict[str, Any]) -> str:
+    """``worker + sink = total`` CPU ms per draft (``worker (sink inside)`` when in-process)."""
+    if "total_cpu_ms_per_draft" not in run:
+        return _fmt(run.get("process_cpu_ms_per_draft"), ".3f")
+    worker = _fmt(run["worker_cpu_ms_per_draft"], ".3f")
+    if run.get("ledger_sink_mode") == "in-process":
+        return f"{worker} (sink inside)"
+    sink = _fmt(run.get("ledger_sink_cpu_ms_per_draft"), ".3f")
+    return f"{worker} + {sink} = {_fmt(run['total_cpu_ms_per_draft'], '.3f')}"
+
+
+def cpu_line(run: dict[str, Any]) -> str:
+    """The CPU per draft of a worker run, said in full."""
+    if run.get("ledger_sink_mode") == "in-process":
+        return f"CPU ms/draft: worker {run['worker_cpu_ms_per_draft']} (ledger sink inside it)"
+    startup = run.get("ledger_sink_startup_cpu_s")
+    return (
+        f"CPU ms/draft: worker {run.get('worker_cpu_ms_per_draft')}"
+        f" + ledger sink {run.get('ledger_sink_cpu_ms_per_draft')}"
+        f" = {run.get('total_cpu_ms_per_draft')} (both whole processes; the sink's start-up"
+        f" was {startup} s)"
+    )
+
+
+def ledger_line(run: dict[str, Any]) -> str:
+    """Whether the ledger of a saturation run arrived in Postgres."""
+    led = run.get("ledger") or {}
+    return (
+        f"ledger {'arrived' if led.get('arrived') else '**NOT COMPLETE**'}:"
+        f" {led.get('decided_drafts')} decided drafts, {led.get('batches_published')} batches"
+        f" published, {led.get('batches_committed_by_sink')} committed by the sink,"
+        f" {led.get('drafts_with_rows_in_postgres')} drafts with rows in Postgres"
+        f" ({led.get('rows_in_postgres')} rows); sink caught up"
+        f" {led.get('sink_caught_up_s_after_outputs')} s after the last output"
+    )
+
+
 def _fmt(v: Any, spec: str = ".0f") -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
@@ -135,15 +172,27 @@ def _row(*cells: Any) -> str:
 def table(doc: dict[str, Any]) -> str:
     """The short Markdown table printed to the terminal (and pasted into docs/benchmarks.md)."""
     faust = doc["baselines"]["faust_passthrough"]["throughput_per_s"]
+    sink = doc.get("settings", {}).get("ledger_sink", "in-process")
+    cpu_head = (
+        "CPU ms/draft (worker + ledger sink = total)"
+        if sink == "process"
+        else "CPU ms/draft (ledger sink in the worker)"
+    )
     lines = [
-        _row("run", "drafts/s", "× Faust passthrough", "store queries/draft", "peak RSS MiB"),
-        "|---|---:|---:|---:|---:|",
-    ]
+        _row(
+            "run", "drafts/s", "× Faust passthrough", cpu_head, "store queries/draft",
+            "peak RSS MiB",
+        ),
+        "|---|---:|---:|---:|---:|---:|",
+    ]  # fmt: skip
     for name, b in doc["baselines"].items():
         tp = b["throughput_per_s"]
         lines.append(
-            _row(name, _fmt(tp), _fmt(_ratio(tp, faust), ".2f"), "-", _fmt(b.get("peak_rss_mb")))
-        )
+            _row(
+                name, _fmt(tp), _fmt(_ratio(tp, faust), ".2f"), cpu_cell(b), "-",
+                _fmt(b.get("peak_rss_mb")),
+            )
+        )  # fmt: skip
     for section in doc["worker"].values():
         s = section["saturation"]
         tp = s["throughput_per_s"]
@@ -152,6 +201,7 @@ def table(doc: dict[str, Any]) -> str:
                 f"worker, {s['tenants']} tenant(s)",
                 _fmt(tp),
                 _fmt(_ratio(tp, faust), ".2f"),
+                cpu_cell(s),
                 _fmt(s.get("store_queries_per_draft"), ".4f"),
                 _fmt(s.get("peak_rss_mb")),
             )
@@ -162,7 +212,9 @@ def table(doc: dict[str, Any]) -> str:
             tp = so[k]["throughput_per_s"]
             parts = doc["settings"]["partitions"]
             name = f"worker ×{so[k]['processes']} process(es), {parts} partitions"
-            lines.append(_row(name, _fmt(tp), _fmt(_ratio(tp, faust), ".2f"), "-", "-"))
+            lines.append(
+                _row(name, _fmt(tp), _fmt(_ratio(tp, faust), ".2f"), cpu_cell(so[k]), "-", "-")
+            )
     lines += [
         "",
         _row("run", "offered/s", "achieved/s", "p50 ms", "p95 ms", "p99 ms"),

@@ -3,6 +3,12 @@
 Each scenario gets its own topics (``bench.<run>.<name>.*``) and Faust app id, so no consumer
 group, table or offset carries over; it stops every process it started and deletes its topics.
 Every wait is bounded in time.
+
+The worker runs as ``deploy/k8s`` runs it: ``GW_RUN_LEDGER_SINK=false``, with the ledger sink
+(``grounding-worker ledger-sink``) as a process of its own beside it, whose CPU is measured and
+reported next to the worker's (``--ledger-sink in-process`` runs the sink inside the worker as
+before). A saturation run also checks that the ledger arrived: one batch on the ledger topic
+per decided draft, every batch committed by the sink, and each decided draft's rows in Postgres.
 """
 
 from __future__ import annotations
@@ -24,7 +30,15 @@ import pymongo
 from bench_e2e import kafka_io
 from bench_e2e.corpus import TenantEvidence
 from bench_e2e.drafts import EXPECTED_ROLE, DraftRecord, MixGenerator
-from bench_e2e.procs import Proc, free_port, health, machine_cpu, python_argv, scrape
+from bench_e2e.procs import (
+    Proc,
+    free_port,
+    health,
+    http_get,
+    machine_cpu,
+    python_argv,
+    scrape,
+)
 from worker.settings import Settings
 
 SCRIPTS = Path(__file__).resolve().parent.parent
@@ -51,7 +65,14 @@ class Bench:
     batch_size: int
     batch_wait_s: float
     partitions: int
+    #: ``process``: the ledger sink as a process of its own (as deployed); ``in-process``: inside
+    #: the worker (``GW_RUN_LEDGER_SINK=true``).
+    ledger_sink: str = "process"
     names: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def sink_apart(self) -> bool:
+        return self.ledger_sink == "process"
 
     @property
     def bootstrap(self) -> str:
@@ -147,7 +168,7 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
 def start_system(
     bench: Bench, system: str, settings: Settings, app_id: str, log_name: str
 ) -> tuple[Proc, int]:
-    """Start ``worker``, ``profiled-worker``, ``faust`` (passthrough) or ``raw`` (passthrough)."""
+    """Start ``worker``, ``profiled-worker``, ``ledger-sink`` or a passthrough (faust, raw)."""
     port = free_port()
     data_dir = bench.out_dir / "data" / log_name
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -162,8 +183,11 @@ def start_system(
         "GW_BATCH_SIZE": str(bench.batch_size),
         "GW_BATCH_WAIT_S": str(bench.batch_wait_s),
         **{f"GW_TOPICS__{f.upper()}": getattr(topics, f) for f in type(topics).model_fields},
+        "GW_RUN_LEDGER_SINK": "false" if bench.sink_apart else "true",
     }
-    if system == "worker":
+    if system == "ledger-sink":
+        argv = python_argv("-m", "worker.cli", "ledger-sink")
+    elif system == "worker":
         argv = python_argv("-m", "worker.cli", "run")
     elif system == "profiled-worker":
         argv = python_argv(
@@ -221,6 +245,11 @@ class Scenario:
         )
         self.procs: list[Proc] = []
         self.ports: list[int] = []
+        #: The ledger sink beside the workers (``Bench.sink_apart``), apart from ``procs``.
+        self.sink: Proc | None = None
+        self.sink_port: int | None = None
+        #: The sink's CPU seconds once it served ``/health`` (its start-up: imports, clients).
+        self.sink_startup_cpu_s: float | None = None
 
     async def __aenter__(self) -> Scenario:
         await kafka_io.make_topics(self.settings)
@@ -236,8 +265,32 @@ class Scenario:
         self.ports.append(port)
         return proc
 
+    async def start_sink(self, timeout_s: float = 60) -> Proc | None:
+        """The ledger sink of the scenario's workers, when it runs apart (else ``None``).
+
+        Started first and waited for (its ``/health``), so its start-up does not compete with
+        the worker's and is known (``sink_startup_cpu_s``).
+        """
+        if not (self.bench.sink_apart and self.sink is None and "worker" in self.system):
+            return self.sink
+        self.sink, self.sink_port = start_system(
+            self.bench, "ledger-sink", self.settings, self.app_id, f"{self.name}-sink"
+        )
+        deadline = time.monotonic() + timeout_s
+        while http_get(self.sink_port, "/health") is None:
+            self.sink.check_alive()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.name}: the ledger sink did not start in {timeout_s} s")
+            await asyncio.sleep(0.2)
+        self.sink_startup_cpu_s = self.sink.cpu_seconds()
+        return self.sink
+
+    @property
+    def all_procs(self) -> list[Proc]:
+        return self.procs + ([self.sink] if self.sink is not None else [])
+
     def stop_all(self) -> None:
-        for p in self.procs:
+        for p in self.all_procs:
             p.stop()
 
     async def __aexit__(self, *exc: object) -> None:
@@ -277,26 +330,29 @@ async def saturation(
     n: int,
 ) -> dict[str, Any]:
     """Pre-load ``n`` drafts, start one consumer, time the outputs (warm-up trimmed)."""
-    gen = MixGenerator(tenants, bench.run_id)
-    records = gen.take(n)
-    expected = Counter(EXPECTED_ROLE[r.category] for r in records)
-    indices = [r.index for r in records]
     async with Scenario(bench, name, system) as sc:
+        records = MixGenerator(tenants, bench.run_id, scope=sc.name).take(n)
+        expected = Counter(EXPECTED_ROLE[r.category] for r in records)
+        indices = [r.index for r in records]
         await sc.drafts_in(records)
         evidence_tables = [bench.settings.observations_table, bench.settings.events_table]
         dsn = bench.settings.postgres_dsn.get_secret_value()
         queries_before, _ = await pg_queries(dsn, evidence_tables)
         mongo_url = bench.settings.mongo_url.get_secret_value()
         finds_before = mongo_finds(mongo_url)
+        sink = await sc.start_sink()
         busy0, total0 = machine_cpu()
         t_start = time.time()
         proc = sc.start()
-        complete = await wait_outputs(sc.collector, sc.procs, indices, timeout_s=max(120, n / 50))
+        complete = await wait_outputs(sc.collector, sc.all_procs, indices, max(120, n / 50))
         busy1, total1 = machine_cpu()
         metrics = scrape(sc.ports[0], WORKER_METRICS) if "worker" in system else {}
         batches = (health(sc.ports[0]) or {}).get("batches") if "worker" in system else None
         cpu_s = proc.cpu_seconds() or 0.0
         rss = proc.peak_rss_mb()
+        ledger: dict[str, Any] = {}
+        if "worker" in system:
+            ledger = await ledger_arrived(sc, records, sink)
         sc.stop_all()
         out_ms = [sc.collector.seen[i].timestamp_ms for i in indices if i in sc.collector.seen]
         result: dict[str, Any] = {
@@ -318,6 +374,8 @@ async def saturation(
             span = max(out_ms) / 1000 - t_start
             result["process_cpu_share"] = round(cpu_s / span, 3) if span > 0 else None
         if "worker" in system:
+            result |= cpu_split(bench, cpu_s, ledger.pop("sink_cpu_s"), n, sc.sink_startup_cpu_s)
+            result["ledger"] = ledger
             await asyncio.sleep(0.5)  # the backends' exit flushed their statistics
             queries_after, method = await pg_queries(dsn, evidence_tables)
             scans = queries_after - queries_before
@@ -355,6 +413,82 @@ async def saturation(
         return result
 
 
+def cpu_split(
+    bench: Bench, worker_s: float, sink_s: float | None, n: int, sink_startup_s: float | None = None
+) -> dict[str, Any]:
+    """CPU per draft of the worker, of the ledger sink, and of both (nothing left out).
+
+    Both whole processes, start-up included (as the worker has always been measured);
+    ``ledger_sink_startup_cpu_s`` says how much of the sink's was its start-up.
+    """
+    worker_ms = 1000 * worker_s / n
+    sink_ms = 1000 * sink_s / n if sink_s is not None else None
+    return {
+        "ledger_sink_mode": bench.ledger_sink,
+        "worker_cpu_ms_per_draft": round(worker_ms, 3),
+        # In-process, the sink's CPU is the worker's: counted there, not apart.
+        "ledger_sink_cpu_s": round(sink_s, 2) if sink_s is not None else None,
+        "ledger_sink_startup_cpu_s": round(sink_startup_s, 2) if sink_startup_s else None,
+        "ledger_sink_cpu_ms_per_draft": round(sink_ms, 3) if sink_ms is not None else None,
+        "total_cpu_ms_per_draft": round(worker_ms + (sink_ms or 0.0), 3),
+    }
+
+
+async def ledger_arrived(
+    sc: Scenario, records: Sequence[DraftRecord], sink: Proc | None, timeout_s: float = 120
+) -> dict[str, Any]:
+    """Whether every decided draft's ledger batch reached Postgres; the sink's CPU once it has.
+
+    Decided: a draft whose output is not a dead letter. Waits (bounded) until the sink's group
+    has committed every record of the ledger topic (it commits only after writing), then counts
+    the decided drafts with rows in ``citation_ledger`` (their draft ids are this scenario's
+    alone: ``MixGenerator``'s scope is the scenario's name).
+    """
+    bench, t = sc.bench, sc.settings.topics
+    decided = [
+        r
+        for r in records
+        if r.index in sc.collector.seen and sc.collector.seen[r.index].topic != t.dlq
+    ]
+    group = f"{sc.app_id}-ledger-sink"
+    started = time.monotonic()
+    published = committed = 0
+    while time.monotonic() - started < timeout_s:
+        for p in sc.all_procs:
+            p.check_alive()
+        published, committed = await kafka_io.ledger_progress(bench.bootstrap, t.ledger, group)
+        if published >= len(decided) and committed >= published:
+            break
+        await asyncio.sleep(0.5)
+    waited = time.monotonic() - started
+    sink_cpu = sink.cpu_seconds() if sink is not None else None
+    sink_rss = sink.peak_rss_mb() if sink is not None else None
+    conn = await asyncpg.connect(bench.settings.postgres_dsn.get_secret_value())
+    try:
+        drafts, rows = await conn.fetchrow(
+            f'SELECT count(DISTINCT l.draft_id), count(*) FROM "{bench.settings.ledger_table}" l'
+            " JOIN unnest($2::text[], $3::text[]) AS d(turn_id, draft_id)"
+            " ON l.turn_id = d.turn_id AND l.draft_id = d.draft_id"
+            " WHERE l.tenant_id = ANY($1::text[])",
+            sorted({r.tenant_id for r in decided}),
+            [r.key.decode() for r in decided],
+            [r.draft_id for r in decided],
+        )
+    finally:
+        await conn.close()
+    return {
+        "decided_drafts": len(decided),
+        "batches_published": published,
+        "batches_committed_by_sink": committed,
+        "drafts_with_rows_in_postgres": int(drafts),
+        "rows_in_postgres": int(rows),
+        "sink_caught_up_s_after_outputs": round(waited, 1),
+        "arrived": published >= len(decided) == int(drafts) and committed >= published,
+        "sink_cpu_s": sink_cpu,
+        "sink_peak_rss_mb": round(sink_rss, 1) if sink_rss else None,
+    }
+
+
 # --- latency under an open-loop load ------------------------------------------------------------
 
 
@@ -367,13 +501,14 @@ async def latency(
     seconds: float,
 ) -> list[dict[str, Any]]:
     """One consumer; for each offered rate, a paced producer for ``seconds``; latency per draft."""
-    gen = MixGenerator(tenants, bench.run_id)
     points = []
     async with Scenario(bench, name, system) as sc:
+        gen = MixGenerator(tenants, bench.run_id, scope=sc.name)
+        await sc.start_sink()
         sc.start()
         warm = gen.take(40, categories=["grounded"])
         await sc.drafts_in(warm)
-        if not await wait_outputs(sc.collector, sc.procs, [r.index for r in warm], 180):
+        if not await wait_outputs(sc.collector, sc.all_procs, [r.index for r in warm], 180):
             raise RuntimeError(f"{sc.name}: no output for the warm-up drafts within 180 s")
         for rate in rates:
             count = max(20, int(rate * seconds))
@@ -382,7 +517,7 @@ async def latency(
             sent = await kafka_io.produce_paced(
                 bench.bootstrap, sc.settings.topics.drafts, records, rate
             )
-            complete = await wait_outputs(sc.collector, sc.procs, indices, seconds + 120)
+            complete = await wait_outputs(sc.collector, sc.all_procs, indices, seconds + 120)
             lat = sorted(
                 sc.collector.seen[i].timestamp_ms - sent.append_ms[i]
                 for i in indices
@@ -454,22 +589,29 @@ async def scale_out(
     bench: Bench, processes: int, tenants: tuple[TenantEvidence, ...], n: int
 ) -> dict[str, Any]:
     """``processes`` workers in one group; a burst of ``n`` drafts once the group is stable."""
-    gen = MixGenerator(tenants, bench.run_id)
     async with Scenario(bench, f"scale{processes}", "worker") as sc:
+        gen = MixGenerator(tenants, bench.run_id, scope=sc.name)
+        sink = await sc.start_sink()
         for _ in range(processes):
             sc.start()
         await wait_assigned(sc, sc.settings.topic_partitions)
         warm = gen.take(80, categories=["grounded"])
         await sc.drafts_in(warm)
-        if not await wait_outputs(sc.collector, sc.procs, [r.index for r in warm], 120):
+        if not await wait_outputs(sc.collector, sc.all_procs, [r.index for r in warm], 120):
             raise RuntimeError(f"{sc.name}: no output for the warm-up drafts")
         records = gen.take(n)
         indices = [r.index for r in records]
         cpu0 = [p.cpu_seconds() or 0.0 for p in sc.procs]
+        sink0 = sink.cpu_seconds() or 0.0 if sink is not None else None
         t0 = time.time()
         await sc.drafts_in(records)
-        complete = await wait_outputs(sc.collector, sc.procs, indices, max(120, n / 50))
+        complete = await wait_outputs(sc.collector, sc.all_procs, indices, max(120, n / 50))
         cpu = [round((p.cpu_seconds() or 0.0) - c, 2) for p, c in zip(sc.procs, cpu0, strict=True)]
+        # The sink's share of the burst: until it has committed the burst's ledger batches.
+        ledger = await ledger_arrived(sc, [*warm, *records], sink)
+        sink_s = (
+            ledger["sink_cpu_s"] - sink0 if sink0 is not None and ledger["sink_cpu_s"] else None
+        )
         out_ms = [sc.collector.seen[i].timestamp_ms for i in indices if i in sc.collector.seen]
         span = max(out_ms) / 1000 - t0 if out_ms else float("nan")
         return {
@@ -480,4 +622,6 @@ async def scale_out(
             "process_cpu_s": cpu,
             "process_cpu_ms_per_draft": round(1000 * sum(cpu) / n, 3),
             "process_cpu_share": [round(c / span, 3) for c in cpu] if span > 0 else None,
+            **cpu_split(bench, sum(cpu), sink_s, n),
+            "ledger_arrived": ledger["arrived"],
         }

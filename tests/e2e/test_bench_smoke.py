@@ -68,4 +68,19 @@ def test_quick_bench_writes_figures_and_ratio_line(
     assert many["outputs_seen"] == 200
     assert "latency" not in doc["worker"]["tenants_50"]  # --quick: saturation only
     assert doc["ratios"]["many_tenants_vs_1"] is not None
+    # The ledger sink runs apart, as deployed; its CPU is reported, and the ledger arrived.
+    assert doc["settings"]["ledger_sink"] == "process"
+    assert "CPU ms/draft (worker + ledger sink = total)" in done.stdout
+    for sat in (worker["saturation"], many):
+        assert sat["ledger_sink_mode"] == "process"
+        assert sat["ledger_sink_cpu_ms_per_draft"] > 0
+        assert 0 < sat["ledger_sink_startup_cpu_s"] <= sat["ledger_sink_cpu_s"]
+        assert sat["total_cpu_ms_per_draft"] == pytest.approx(
+            sat["worker_cpu_ms_per_draft"] + sat["ledger_sink_cpu_ms_per_draft"], abs=0.002
+        )
+        decided = sum(n for role, n in sat["outcomes"].items() if role != "dlq")
+        assert sat["ledger"]["decided_drafts"] == decided == 190  # 200 less 10 malformed
+        assert sat["ledger"]["drafts_with_rows_in_postgres"] == decided
+        assert sat["ledger"]["batches_committed_by_sink"] == sat["ledger"]["batches_published"]
+        assert sat["ledger"]["arrived"] is True
     assert list(tmp_path.glob("bench-*.png"))

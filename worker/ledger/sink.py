@@ -21,10 +21,14 @@ from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 
 from worker.faults import PoisonFault, RetriableFault
+from worker.ledger.batch import ledger_rows
 from worker.metrics import Metrics
 from worker.retry import backoff_delays, half_jitter, with_retries
 from worker.settings import Settings
-from worker.stores.ledger_rows import LedgerRecord
+from worker.stores.ledger_rows import LedgerRecord, LedgerRow
+
+#: What the writer takes: the sink's own decoded rows, or validated records built elsewhere.
+Row = LedgerRow | LedgerRecord
 
 log = structlog.get_logger("worker.ledger_sink")
 
@@ -32,7 +36,7 @@ log = structlog.get_logger("worker.ledger_sink")
 class LedgerWriter(Protocol):
     """Where ledger rows go (``worker.stores.ledger.PostgresLedger``)."""
 
-    async def write_ledger(self, rows: Sequence[LedgerRecord]) -> None:
+    async def write_ledger(self, rows: Sequence[Row]) -> None:
         """Insert rows idempotently."""
         ...
 
@@ -47,31 +51,6 @@ class LedgerConsumer(Protocol):
     async def commit(self) -> None:
         """Commit the offsets of everything fetched so far."""
         ...
-
-
-def ledger_records(value: bytes) -> list[LedgerRecord]:
-    """The rows of one ledger batch message, flattened with the batch's turn metadata."""
-    doc: dict[str, Any] = orjson.loads(value)
-    common = {
-        "tenant_id": doc["tenant_id"],
-        "turn_id": doc["turn_id"],
-        "draft_id": doc["draft_id"],
-        "attempt": doc["attempt"],
-        "outcome": doc["outcome"],
-        "policy_version": doc["policy_version"],
-        "event_id": doc["event_id"],
-    }
-    return [
-        LedgerRecord(
-            **common,
-            kind=row["kind"],
-            source_id=int(row["source_id"]),
-            resolution=row["resolution"],
-            quote_check=row.get("quote_check", "none"),
-            paths=tuple(row.get("paths", ())),
-        )
-        for row in doc.get("rows", ())
-    ]
 
 
 class LedgerSink:
@@ -98,7 +77,7 @@ class LedgerSink:
             batches = await self._consumer.getmany(timeout_ms=500, max_records=500)
             if not batches:
                 continue
-            rows: list[LedgerRecord] = []
+            rows: list[Row] = []
             for records in batches.values():
                 for rec in records:
                     rows.extend(self._decode(rec.value, rec.partition, rec.offset))
@@ -120,19 +99,19 @@ class LedgerSink:
         except KafkaError as exc:
             log.warning("ledger.commit_skipped", error=type(exc).__name__)
 
-    def _decode(self, value: bytes | None, partition: int, offset: int) -> list[LedgerRecord]:
+    def _decode(self, value: bytes | None, partition: int, offset: int) -> list[LedgerRow]:
         try:
-            return ledger_records(value or b"")
+            return ledger_rows(value or b"")
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, ValidationError):
             # Our own output, so this is a bug; skipping keeps the ledger flowing and is loud.
             log.error("ledger.unreadable_batch", partition=partition, offset=offset)  # noqa: TRY400
             return []
 
-    async def _write(self, rows: list[LedgerRecord]) -> None:
+    async def _write(self, rows: list[Row]) -> None:
         def on_retry(n: int, fault: RetriableFault, wait: float) -> None:
             log.warning("ledger.retry", attempt=n, fault=type(fault).__name__, wait_s=wait)
 
-        async def op(part: Sequence[LedgerRecord] = rows) -> None:
+        async def op(part: Sequence[Row] = rows) -> None:
             await self._writer.write_ledger(part)
 
         try:

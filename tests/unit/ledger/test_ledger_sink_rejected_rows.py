@@ -8,11 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from worker.core.evidence import EvidenceKind, Resolution
 from worker.faults import PoisonFault
 from worker.ledger.sink import LedgerSink
 from worker.metrics import Metrics
 from worker.settings import Settings
+from worker.stores.ledger import PostgresLedger
 from worker.stores.ledger_rows import LedgerRecord
 
 
@@ -60,3 +63,16 @@ async def test_a_clean_batch_is_written_in_one_call() -> None:
     sink = LedgerSink(Settings(), writer, Metrics(), IdleConsumer())
     await sink._write([_row("d-1", 0), _row("d-2", 1)])
     assert (writer.stored, writer.calls) == (["d-1", "d-2"], 1)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("attempt", 2**64), ("paths", ("answer_markdown", "claims[0].\ud800"))]
+)
+async def test_a_row_the_insert_cannot_carry_is_poison_before_any_connection(
+    field: str, value: Any
+) -> None:
+    """The writer sends a batch as one JSON parameter: an int past 64 bits or a lone surrogate
+    cannot be written, and no retry could change that (the pool is never touched)."""
+    writer = PostgresLedger(None, Settings())
+    with pytest.raises(PoisonFault, match=r"citation_ledger rejected rows: TypeError"):
+        await writer.write_ledger([_row("d-1", 0).model_copy(update={field: value})])
