@@ -28,6 +28,13 @@ def log(msg: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+def _setting(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.startswith("GW_"):
+        raise SystemExit(f"--worker-setting wants GW_NAME=VALUE, got {text!r}")
+    return name, value
+
+
 def parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="scripts/bench", description=__doc__)
     p.add_argument(
@@ -50,6 +57,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
         default="process",
         help="the ledger sink as its own process beside the worker, as deploy/k8s runs it "
         "(default; its CPU is reported apart and in the total), or inside the worker process",
+    )
+    p.add_argument(
+        "--worker-setting",
+        action="append",
+        default=[],
+        metavar="GW_NAME=VALUE",
+        help="a setting for the worker (and its ledger sink) only, not the baselines: "
+        "a same-machine A/B of one lever (repeatable)",
     )
     p.add_argument("--no-profile", action="store_true", help="full run without the profiled pass")
     p.add_argument("--out", type=Path, default=Path("bench-results"), help="results directory")
@@ -74,6 +89,7 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
         batch_wait_s=a.batch_wait_s,
         partitions=a.partitions,
         ledger_sink=a.ledger_sink,
+        worker_settings=dict(_setting(s) for s in a.worker_setting),
     )
     doc: dict[str, Any] = {
         "meta": {
@@ -88,6 +104,7 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
             "batch_wait_s": a.batch_wait_s,
             "partitions": a.partitions,
             "ledger_sink": a.ledger_sink,
+            "worker_settings": a.worker_setting,
             "worker_drafts": a.drafts,
             "baseline_drafts": a.baseline_drafts,
             "latency_seconds_per_point": a.latency_seconds,

@@ -68,6 +68,8 @@ class Bench:
     #: ``process``: the ledger sink as a process of its own (as deployed); ``in-process``: inside
     #: the worker (``GW_RUN_LEDGER_SINK=true``).
     ledger_sink: str = "process"
+    #: Extra ``GW_*`` settings of the worker and its sink (``--worker-setting``), not the baselines.
+    worker_settings: dict[str, str] = field(default_factory=dict)
     names: Counter[str] = field(default_factory=Counter)
 
     @property
@@ -185,6 +187,8 @@ def start_system(
         **{f"GW_TOPICS__{f.upper()}": getattr(topics, f) for f in type(topics).model_fields},
         "GW_RUN_LEDGER_SINK": "false" if bench.sink_apart else "true",
     }
+    if system in ("worker", "profiled-worker", "ledger-sink"):
+        gw.update(bench.worker_settings)
     if system == "ledger-sink":
         argv = python_argv("-m", "worker.cli", "ledger-sink")
     elif system == "worker":
