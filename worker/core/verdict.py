@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from worker.core.canonical import Malformed, canonicalize
@@ -58,15 +59,17 @@ from worker.core.evidence import (
 )
 from worker.core.failures import Failure, FailureCode
 from worker.core.lookalikes import lookalike_paths
-from worker.core.messages import ClaimValue, GroundingStatus, LedgerValue, SourceValue
+from worker.core.messages import GroundingStatus
 from worker.core.outputs import SCHEMA_FIELDS, validate_output
 from worker.core.policy import TenantPolicy
 from worker.core.quotes import check_quotes
 from worker.core.redaction import redact_text, remove_tokens
+from worker.core.wire import WireParts
 
 MAX_DISTINCT_CITATIONS = 1000
 _CODE_ORDER = {code: i for i, code in enumerate(FailureCode)}
 _NONE = QuoteCheck.NONE
+_RESOLVED = Resolution.RESOLVED
 #: Resolutions that fail the draft at each occurrence (rule 4).
 _FAILING = frozenset({Resolution.DANGLING, Resolution.NOT_IN_RETRIEVAL})
 #: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.
@@ -99,15 +102,19 @@ class Evaluation(NamedTuple):
     refused: bool
     #: The output after redaction; ``None`` when it could not be parsed or validated.
     redacted_output: dict[str, Any] | None
-    #: Cited and hedged units (omitted ones are absent), text after redaction: ``ClaimOut``s.
-    claims: tuple[ClaimValue, ...]
+    #: Cited and hedged units (omitted ones are absent), text after redaction: ``ClaimOut``s in
+    #: their wire form (as every part here: written once, by the verdict).
+    claims: WireParts
     #: One per distinct visible resolved (kind, id), in order of first citation: ``CitationOut``s.
-    citations: tuple[SourceValue, ...]
+    citations: WireParts
     #: One per distinct cited (kind, id), hidden and dangling included: ``LedgerRow``s.
-    ledger_rows: tuple[LedgerValue, ...]
+    ledger_rows: WireParts
     #: One per claim the tenant declares (rule 7b); empty when it declares none or the output
     #: could not be validated.
     claim_checks: tuple[ClaimCheck, ...] = ()
+    #: Every distinct cited id and how it resolved, in order of first citation (hidden ones
+    #: included: never publish); empty when the output could not be validated.
+    resolutions: Mapping[CitationRef, Resolution] = MappingProxyType({})
 
     @property
     def grounded(self) -> bool:
@@ -189,13 +196,15 @@ def evaluate(
     """Rules 4-7 for a prepared draft, given the records the stores returned for its tenant."""
     output = prepared.output
     if output is None:
-        return Evaluation(prepared.failures, False, False, None, (), (), ())
+        return Evaluation(
+            prepared.failures, False, False, None, WireParts(), WireParts(), WireParts()
+        )
     draft = prepared.draft
     failures = list(prepared.failures)
     resolutions, paths = _resolve_all(prepared, evidence, now, failures)
     hidden = frozenset([r for r, s in resolutions.items() if s in HIDDEN])
     first_quote, worst = check_quotes(output, resolutions, evidence, failures)
-    resolved = frozenset([r for r, s in resolutions.items() if s is Resolution.RESOLVED])
+    resolved = {r: {"id": r[1], "kind": r[0]} for r, s in resolutions.items() if s is _RESOLVED}
     verdicts, claims, refused = _units(
         prepared.units, resolved, hidden, resolutions, policy, failures
     )
@@ -224,13 +233,20 @@ def evaluate(
         ),
         claims=claims,
         citations=_sources(resolutions, hidden, evidence, first_quote, worst),
-        ledger_rows=tuple(
+        ledger_rows=WireParts(
             [
-                _new(LedgerValue, (ref.kind, str(ref.id), state, worst.get(ref, _NONE), paths[ref]))
+                {
+                    "kind": ref[0],
+                    "source_id": str(ref[1]),
+                    "resolution": state,
+                    "quote_check": worst.get(ref, _NONE),
+                    "paths": paths[ref],
+                }
                 for ref, state in resolutions.items()
             ]
         ),
         claim_checks=checks,
+        resolutions=resolutions,
     )
 
 
@@ -283,31 +299,44 @@ def _resolve_all(
 
 def _units(  # noqa: PLR0917 -- the parts of evaluate's state rule 7 reads
     units: tuple[ClaimUnit, ...],
-    resolved: frozenset[CitationRef],
+    resolved: Mapping[CitationRef, dict[str, Any]],
     hidden: frozenset[CitationRef],
     resolutions: Mapping[CitationRef, Resolution],
     policy: TenantPolicy,
     failures: list[Failure],
-) -> tuple[list[UnitVerdict], tuple[ClaimValue, ...], bool]:
+) -> tuple[list[UnitVerdict], WireParts, bool]:
     """Rule 7 in one pass over the units: each unit's status (a unit with a resolved ref is
     cited, no ``unit_status``); ``uncited_claim`` and ``unsupported_answer`` per unit; the
-    published claims (cited and hedged units, omitted ones absent; a cited unit's text without
-    its hidden tokens, its refs the resolved ones); whether any unit was refused."""
+    published claims in their wire form (cited and hedged units, omitted ones absent; a cited
+    unit's text without its hidden tokens, its citations the resolved refs' ``CitationKey``s,
+    ``resolved``'s values); whether any unit was refused."""
     cited_status, hedged_status = UnitStatus.CITED, UnitStatus.HEDGED
     cited_claim = GroundingStatus.CITED
-    hedged = _new(ClaimValue, (policy.hedge_sentence, (), GroundingStatus.HEDGED))
+    hedged = {
+        "text": policy.hedge_sentence,
+        "citations": [],
+        "grounding_status": GroundingStatus.HEDGED,
+    }
     lost = policy.lost_support
+    key_of = resolved.__getitem__
+    cites = frozenset(resolved)
     verdicts: list[UnitVerdict] = []
-    claims: list[ClaimValue] = []
+    claims = WireParts()
     refused = False
     for unit in units:
         refs = unit.refs
-        if not resolved.isdisjoint(refs):
+        if not cites.isdisjoint(refs):
             verdicts.append(_new(UnitVerdict, (unit, cited_status)))
-            cited = refs if resolved.issuperset(refs) else tuple([r for r in refs if r in resolved])
+            cited = [r for r in refs if r in resolved] if len(refs) > 1 else refs
             redact = hidden and not hidden.isdisjoint(refs)
             text = remove_tokens(unit.text, hidden) if redact else unit.text
-            claims.append(_new(ClaimValue, (text, cited, cited_claim)))
+            claims.append(
+                {
+                    "text": text,
+                    "citations": list(map(key_of, cited)),
+                    "grounding_status": cited_claim,
+                }
+            )
             continue
         status = unit_status(unit, resolutions, lost)
         verdicts.append(_new(UnitVerdict, (unit, status)))
@@ -334,7 +363,7 @@ def _units(  # noqa: PLR0917 -- the parts of evaluate's state rule 7 reads
                     detail="its only support is not visible to the reader",
                 )
             )
-    return verdicts, tuple(claims), refused
+    return verdicts, claims, refused
 
 
 def _sources(
@@ -343,30 +372,22 @@ def _sources(
     evidence: Mapping[CitationRef, EvidenceRecord],
     first_quote: Mapping[CitationRef, str],
     worst: Mapping[CitationRef, QuoteCheck],
-) -> tuple[SourceValue, ...]:
-    """One published source per resolved ref, in order of first citation.
+) -> WireParts:
+    """One published source per resolved ref, in order of first citation, in its wire form.
 
     Every string published here passes ``redact_text``: a store's title may name any id (one the
     reader may not see), and the agent's quote may hold a hidden token (contract §3.5).
     """
     visible = frozenset([r for r, s in resolutions.items() if s not in HIDDEN])
     resolved_state, doc = Resolution.RESOLVED, EvidenceKind.DOC
-    out: list[SourceValue] = []
+    out = WireParts()
     for ref, state in resolutions.items():
         if state is not resolved_state:
             continue
-        title = evidence[ref].title if ref[0] is doc else None
-        quote = first_quote.get(ref)
-        out.append(
-            _new(
-                SourceValue,
-                (
-                    ref[0],
-                    ref[1],
-                    None if title is None else redact_text(title, visible),
-                    None if quote is None else redact_text(quote, visible),
-                    worst.get(ref, _NONE),
-                ),
-            )
-        )
-    return tuple(out)
+        source = {"kind": ref[0], "id": ref[1], "quote_check": worst.get(ref, _NONE)}
+        if ref[0] is doc and (title := evidence[ref].title) is not None:
+            source["title"] = redact_text(title, visible)
+        if (quote := first_quote.get(ref)) is not None:
+            source["quote"] = redact_text(quote, visible)
+        out.append(source)
+    return out

@@ -53,8 +53,20 @@ class _Layout(NamedTuple):
 
 
 _LAYOUTS: dict[type[BaseModel], _Layout] = {}
+
+
 #: The generated encoders' own names.
-_RESERVED = frozenset({"d", "p", "v"})
+_RESERVED = frozenset({"d", "p", "v", "WireParts"})
+
+
+class WireParts(list[dict[str, Any]]):
+    """Parts already in their wire form: one dict per part, holding what the part model's
+    encoder would write (its field names, an optional ``None`` field absent, nested parts as
+    dicts too). A tuple-of-parts field given a ``WireParts`` is written as it is: the verdict
+    builds its claims, sources and ledger rows this way, once (``tests/unit/core/test_fast_paths``
+    checks the bytes against the models')."""
+
+    __slots__ = ()
 
 
 def dumps(data: Any) -> bytes:
@@ -128,7 +140,7 @@ def _compile(cls: type[BaseModel]) -> tuple[Encoder, Callable[..., dict[str, Any
     fields, parts without optional fields written inline; Python itself binds the keywords (and
     refuses an unknown one).
     """
-    env: dict[str, Any] = {}
+    env: dict[str, Any] = {"WireParts": WireParts}
     params: list[str] = []
     before: list[str] = []  # statements building parts, before the dict
     required: list[str] = []
@@ -150,12 +162,20 @@ def _compile(cls: type[BaseModel]) -> tuple[Encoder, Callable[..., dict[str, Any
             one = _inline(model, "p" if many else field)
             if one is None:
                 env[f"_{name}"] = layout(model).encode
-                read = f"list(map(_{name}, {field}))" if many else f"_{name}({field})"
-            elif many:  # a loop, not a comprehension: no function call per part (Python 3.11)
-                build = [f"c_{name} = []", f"for p in {field}:", f"    c_{name}.append({one})"]
+            if many:  # a loop, not a comprehension: no function call per part (Python 3.11)
+                build = [f"if type({field}) is WireParts:", f"    c_{name} = {field}", "else:"]
+                build += (
+                    [f"    c_{name} = list(map(_{name}, {field}))"]
+                    if one is None
+                    else [
+                        f"    c_{name} = []",
+                        f"    for p in {field}:",
+                        f"        c_{name}.append({one})",
+                    ]
+                )
                 read = f"c_{name}"
             else:
-                read = one
+                read = f"_{name}({field})" if one is None else one
         if _is_flag(info.annotation):
             optional.append(f"if {field} is True:\n    d[{name!r}] = True")
         elif _optional(info):

@@ -33,7 +33,7 @@ from worker.core.outputs import DraftKind
 from worker.core.policy import LostSupportPolicy, TenantPolicy
 from worker.core.tokens import Tokens
 from worker.core.verdict import evaluate, prepare
-from worker.core.wire import message_bytes, to_json_bytes
+from worker.core.wire import dumps, message_bytes, to_json_bytes
 
 POLICIES = [TenantPolicy(version="p", lost_support=lost) for lost in LostSupportPolicy]
 
@@ -72,16 +72,20 @@ def test_messages_written_from_plain_values_are_the_models_bytes(r: random.Rando
     draft, policy = _draft(r)
     prepared = prepare(draft, policy)
     ev = evaluate(prepared, lookup(draft.tenant_id, prepared.refs_to_resolve), policy, NOW)
+    # The verdict's parts are in their wire form already: each must be exactly what its model
+    # writes (no field more, none missing, an optional ``None`` absent).
     claims = tuple(
         ClaimOut(
-            text=c.text,
-            citations=tuple(CitationKey(kind=k.kind, id=k.id) for k in c.citations),
-            grounding_status=c.grounding_status,
+            text=c["text"],
+            citations=tuple(CitationKey(**k) for k in c["citations"]),
+            grounding_status=c["grounding_status"],
         )
         for c in ev.claims
     )
-    sources = tuple(CitationOut(**c._asdict()) for c in ev.citations)
-    rows = tuple(LedgerRow(**row._asdict()) for row in ev.ledger_rows)
+    sources = tuple(CitationOut(**c) for c in ev.citations)
+    rows = tuple(LedgerRow(**row) for row in ev.ledger_rows)
+    for models, parts in ((claims, ev.claims), (sources, ev.citations), (rows, ev.ledger_rows)):
+        assert dumps([m.model_dump(exclude_none=True) for m in models]) == dumps(parts)
     common = {"event_id": "e", "turn_id": "t", "draft_id": "d", "tenant_id": "acme"}
     answer = {"attempt": 0, "user_id": "u", "kind": DraftKind.ANSWER, "policy_version": "p"}
     output = ev.redacted_output or {}

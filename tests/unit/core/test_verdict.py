@@ -251,7 +251,7 @@ def test_hidden_is_never_not_in_retrieval() -> None:
     out = {"answer_markdown": "A [OBS-50412] [DOC-4242]."}
     _, ev = verdict(make_draft(out, retrieval=[OBS_ENTER]))
     assert ev.failures == ()
-    assert {r.resolution.value for r in ev.ledger_rows} == {"resolved", "acl_redacted"}
+    assert {r["resolution"].value for r in ev.ledger_rows} == {"resolved", "acl_redacted"}
 
 
 # --- rule 5: redaction ---------------------------------------------------------------------------
