@@ -33,8 +33,14 @@ from typing import Any, NamedTuple
 from worker.core.citations import Tokens
 from worker.core.claims import ClaimUnit, UnitKind
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceKind, Resolution
-from worker.core.policy import LostSupportPolicy
+from worker.core.failures import Failure, FailureCode
+from worker.core.messages import GroundingStatus
+from worker.core.policy import LostSupportPolicy, TenantPolicy
 from worker.core.redaction import remove_tokens, replace_spans
+from worker.core.wire import WireParts
+
+#: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.
+_new = tuple.__new__
 
 _ITEM = re.compile(r"^(claims|sections|timeline)\[(\d+)\]")
 #: The top-level key of a path, and the list index right after it if any (``claims[2].text``).
@@ -77,6 +83,75 @@ def unit_status(
     if unit.kind is UnitKind.PROPOSAL or policy is LostSupportPolicy.REFUSE:
         return UnitStatus.REFUSED
     return UnitStatus.HEDGED if policy is LostSupportPolicy.HEDGE else UnitStatus.OMITTED
+
+
+def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
+    units: tuple[ClaimUnit, ...],
+    resolved: Mapping[CitationRef, dict[str, Any]],
+    hidden: frozenset[CitationRef],
+    resolutions: Mapping[CitationRef, Resolution],
+    policy: TenantPolicy,
+    failures: list[Failure],
+) -> tuple[list[UnitVerdict], WireParts, bool]:
+    """Rule 7 in one pass over the units: each unit's status (a unit with a resolved ref is
+    cited, no ``unit_status``); ``uncited_claim`` and ``unsupported_answer`` per unit; the
+    published claims in their wire form (cited and hedged units, omitted ones absent; a cited
+    unit's text without its hidden tokens, its citations the resolved refs' ``CitationKey``s,
+    ``resolved``'s values); whether any unit was refused."""
+    cited_status, hedged_status = UnitStatus.CITED, UnitStatus.HEDGED
+    cited_claim = GroundingStatus.CITED
+    hedged = {
+        "text": policy.hedge_sentence,
+        "citations": [],
+        "grounding_status": GroundingStatus.HEDGED,
+    }
+    lost = policy.lost_support
+    key_of = resolved.__getitem__
+    cites = frozenset(resolved)
+    verdicts: list[UnitVerdict] = []
+    claims = WireParts()
+    refused = False
+    for unit in units:
+        refs = unit.refs
+        if not cites.isdisjoint(refs):
+            verdicts.append(_new(UnitVerdict, (unit, cited_status)))
+            cited = [r for r in refs if r in resolved] if len(refs) > 1 else refs
+            redact = hidden and not hidden.isdisjoint(refs)
+            text = remove_tokens(unit.text, hidden) if redact else unit.text
+            claims.append(
+                {
+                    "text": text,
+                    "citations": list(map(key_of, cited)),
+                    "grounding_status": cited_claim,
+                }
+            )
+            continue
+        status = unit_status(unit, resolutions, lost)
+        verdicts.append(_new(UnitVerdict, (unit, status)))
+        if status is hedged_status:
+            claims.append(hedged)
+        elif status is UnitStatus.UNCITED:
+            failures.append(
+                Failure(
+                    code=FailureCode.UNCITED_CLAIM,
+                    path=unit.path,
+                    detail=(
+                        f"assertion sentence {unit.index + 1} has no citation"
+                        if unit.kind is UnitKind.SENTENCE
+                        else "an assertion without any citation"
+                    ),
+                )
+            )
+        elif status is UnitStatus.REFUSED:
+            refused = True
+            failures.append(
+                Failure(
+                    code=FailureCode.UNSUPPORTED_ANSWER,
+                    path=unit.path,
+                    detail="its only support is not visible to the reader",
+                )
+            )
+    return verdicts, claims, refused
 
 
 class _Hidden(NamedTuple):

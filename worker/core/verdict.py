@@ -31,45 +31,41 @@ Decisions:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from worker.core.canonical import Malformed, canonicalize
-from worker.core.citations import Occurrence, Tokens, extract, find_overlong_ids
+from worker.core.citations import Tokens, cite, find_overlong_ids
 from worker.core.claim_checks import ClaimCheck, check_claims, contradictions
-from worker.core.claim_status import (
-    UnitStatus,
-    UnitVerdict,
-    hidden_places,
-    redact_output,
-    unit_status,
-)
-from worker.core.claims import ClaimUnit, UnitKind, claim_units
+from worker.core.claim_status import hidden_places, redact_output, rule7
+from worker.core.claims import ClaimUnit, claim_units
 from worker.core.envelope import Draft
 from worker.core.evidence import (
     HIDDEN,
+    MAX_SOURCE_ID,
     CitationRef,
     EvidenceKind,
     EvidenceRecord,
     QuoteCheck,
     Resolution,
-    resolve,
+    resolve_all,
 )
 from worker.core.failures import Failure, FailureCode
 from worker.core.lookalikes import lookalike_paths
-from worker.core.messages import GroundingStatus
 from worker.core.outputs import SCHEMA_FIELDS, validate_output
 from worker.core.policy import TenantPolicy
 from worker.core.quotes import check_quotes
-from worker.core.redaction import redact_text, remove_tokens
+from worker.core.redaction import redact_text
 from worker.core.wire import WireParts
 
 MAX_DISTINCT_CITATIONS = 1000
 _CODE_ORDER = {code: i for i, code in enumerate(FailureCode)}
 _NONE = QuoteCheck.NONE
 _RESOLVED = Resolution.RESOLVED
+_ID = itemgetter(1)
 #: Resolutions that fail the draft at each occurrence (rule 4).
 _FAILING = frozenset({Resolution.DANGLING, Resolution.NOT_IN_RETRIEVAL})
 #: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.
@@ -84,7 +80,10 @@ class Prepared(NamedTuple):
     output: dict[str, Any] | None
     #: Rule 1-2 findings so far.
     failures: tuple[Failure, ...]
-    occurrences: tuple[Occurrence, ...]
+    #: Every citation in document order, as two parallel sequences: ``cited[i]`` is the ref of
+    #: the citation at ``cited_at[i]`` (a field path: ``answer_markdown``, ``citations[0]``…).
+    cited: Sequence[CitationRef]
+    cited_at: Sequence[str]
     units: tuple[ClaimUnit, ...]
     #: Distinct ids a store could hold (empty when parsing failed): what the worker looks up.
     refs_to_resolve: frozenset[CitationRef]
@@ -123,7 +122,7 @@ class Evaluation(NamedTuple):
 
 
 def _stopped(draft: Draft, failures: list[Failure]) -> Prepared:
-    return Prepared(draft, None, tuple(failures), (), (), frozenset())
+    return Prepared(draft, None, tuple(failures), (), (), (), frozenset())
 
 
 def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
@@ -163,27 +162,40 @@ def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
             [Failure(code=FailureCode.SCHEMA_INVALID, path=p, detail=detail) for p in lookalikes],
         )
     tokens = Tokens()
-    occurrences = extract(output, tokens)
-    distinct: dict[CitationRef, None] = {}
-    for occ in occurrences:
-        if occ.ref not in distinct:
-            distinct[occ.ref] = None
-            if len(distinct) > MAX_DISTINCT_CITATIONS:
-                failure = Failure(
-                    code=FailureCode.SCHEMA_INVALID,
-                    path=occ.path,
-                    detail=f"more than {MAX_DISTINCT_CITATIONS} distinct citations",
-                )
-                return _stopped(draft, [failure])
-    units = claim_units(output, kind, tokens)
+    found = cite(output, tokens)
+    distinct = dict.fromkeys(found.refs)
+    if len(distinct) > MAX_DISTINCT_CITATIONS:
+        return _stopped(draft, [_too_many(found.refs, found.paths)])
+    if distinct and max(map(_ID, distinct)) > MAX_SOURCE_ID:
+        queryable = frozenset([r for r in distinct if r.queryable])
+    else:  # every id fits a store: no Python step per ref
+        queryable = frozenset(distinct)
     return Prepared(
         draft=draft,
         output=output,
         failures=validated.failures,
-        occurrences=tuple(occurrences),
-        units=tuple(units),
-        refs_to_resolve=frozenset(r for r in distinct if r.queryable),
+        cited=found.refs,
+        cited_at=found.paths,
+        units=tuple(claim_units(output, kind, tokens)),
+        refs_to_resolve=queryable,
         tokens=tokens,
+    )
+
+
+def _too_many(refs: Sequence[CitationRef], paths: Sequence[str]) -> Failure:
+    """``schema_invalid`` at the citation of the first distinct ref past the limit."""
+    seen: set[CitationRef] = set()
+    at = ""
+    for ref, path in zip(refs, paths, strict=True):
+        if ref not in seen:
+            seen.add(ref)
+            if len(seen) > MAX_DISTINCT_CITATIONS:
+                at = path
+                break
+    return Failure(
+        code=FailureCode.SCHEMA_INVALID,
+        path=at,
+        detail=f"more than {MAX_DISTINCT_CITATIONS} distinct citations",
     )
 
 
@@ -205,7 +217,7 @@ def evaluate(
     hidden = frozenset([r for r, s in resolutions.items() if s in HIDDEN])
     first_quote, worst = check_quotes(output, resolutions, evidence, failures)
     resolved = {r: {"id": r[1], "kind": r[0]} for r, s in resolutions.items() if s is _RESOLVED}
-    verdicts, claims, refused = _units(
+    verdicts, claims, refused = rule7(
         prepared.units, resolved, hidden, resolutions, policy, failures
     )
     no_grounding = output.get("no_grounding") is True
@@ -222,7 +234,15 @@ def evaluate(
         failures.extend(contradictions(checks))
     failures.sort(key=lambda f: _CODE_ORDER[f.code])
     places = (
-        hidden_places([o.path for o in prepared.occurrences if o.ref in hidden]) if hidden else None
+        hidden_places(
+            [
+                path
+                for ref, path in zip(prepared.cited, prepared.cited_at, strict=True)
+                if ref in hidden
+            ]
+        )
+        if hidden
+        else None
     )
     return Evaluation(
         failures=tuple(failures),
@@ -255,115 +275,43 @@ def _resolve_all(
     evidence: Mapping[CitationRef, EvidenceRecord],
     now: datetime,
     failures: list[Failure],
-) -> tuple[dict[CitationRef, Resolution], dict[CitationRef, tuple[str, ...]]]:
+) -> tuple[dict[CitationRef, Resolution], dict[CitationRef, list[str]]]:
     """Rule 4: every distinct ref's resolution (in order of first citation), the distinct paths
     citing it, and a failure per occurrence of a dangling or ``not_in_retrieval`` ref."""
     draft = prepared.draft
-    retrieval = draft.retrieval_set()
-    principal = draft.principal
-    resolutions: dict[CitationRef, Resolution] = {}
-    paths: dict[CitationRef, dict[str, None]] = {}
-    occurrences = prepared.occurrences
-    failing = False
-    for ref, path, _ in occurrences:
+    cited, cited_at = prepared.cited, prepared.cited_at
+    paths: dict[CitationRef, list[str]] = {}
+    # Distinct (ref, path) pairs in order, found in C: a string citing a ref twice is one step.
+    for ref, path in dict.fromkeys(zip(cited, cited_at, strict=True)):
         seen = paths.get(ref)
         if seen is None:
-            paths[ref] = {path: None}
-            state = resolutions[ref] = resolve(ref, evidence.get(ref), principal, retrieval, now)
-            failing = failing or state in _FAILING
+            paths[ref] = [path]
         else:
-            seen[path] = None
-    if failing:  # one failure per occurrence of a failing ref, in document order
-        for ref, path, _ in occurrences:
-            state = resolutions[ref]
-            if state is Resolution.DANGLING:
-                failures.append(
-                    Failure(
-                        code=FailureCode.DANGLING_CITATION,
-                        path=path,
-                        citation=ref.label,
-                        detail="no such source for this tenant",
-                    )
-                )
-            elif state is Resolution.NOT_IN_RETRIEVAL:
-                failures.append(
-                    Failure(
-                        code=FailureCode.NOT_IN_RETRIEVAL,
-                        path=path,
-                        citation=ref.label,
-                        detail="not among the sources retrieved for this turn",
-                    )
-                )
-    return resolutions, {ref: tuple(seen) for ref, seen in paths.items()}
-
-
-def _units(  # noqa: PLR0917 -- the parts of evaluate's state rule 7 reads
-    units: tuple[ClaimUnit, ...],
-    resolved: Mapping[CitationRef, dict[str, Any]],
-    hidden: frozenset[CitationRef],
-    resolutions: Mapping[CitationRef, Resolution],
-    policy: TenantPolicy,
-    failures: list[Failure],
-) -> tuple[list[UnitVerdict], WireParts, bool]:
-    """Rule 7 in one pass over the units: each unit's status (a unit with a resolved ref is
-    cited, no ``unit_status``); ``uncited_claim`` and ``unsupported_answer`` per unit; the
-    published claims in their wire form (cited and hedged units, omitted ones absent; a cited
-    unit's text without its hidden tokens, its citations the resolved refs' ``CitationKey``s,
-    ``resolved``'s values); whether any unit was refused."""
-    cited_status, hedged_status = UnitStatus.CITED, UnitStatus.HEDGED
-    cited_claim = GroundingStatus.CITED
-    hedged = {
-        "text": policy.hedge_sentence,
-        "citations": [],
-        "grounding_status": GroundingStatus.HEDGED,
-    }
-    lost = policy.lost_support
-    key_of = resolved.__getitem__
-    cites = frozenset(resolved)
-    verdicts: list[UnitVerdict] = []
-    claims = WireParts()
-    refused = False
-    for unit in units:
-        refs = unit.refs
-        if not cites.isdisjoint(refs):
-            verdicts.append(_new(UnitVerdict, (unit, cited_status)))
-            cited = [r for r in refs if r in resolved] if len(refs) > 1 else refs
-            redact = hidden and not hidden.isdisjoint(refs)
-            text = remove_tokens(unit.text, hidden) if redact else unit.text
-            claims.append(
-                {
-                    "text": text,
-                    "citations": list(map(key_of, cited)),
-                    "grounding_status": cited_claim,
-                }
-            )
-            continue
-        status = unit_status(unit, resolutions, lost)
-        verdicts.append(_new(UnitVerdict, (unit, status)))
-        if status is hedged_status:
-            claims.append(hedged)
-        elif status is UnitStatus.UNCITED:
+            seen.append(path)
+    resolutions = resolve_all(paths, evidence, draft.principal, draft.retrieval_set(), now)
+    if _FAILING.isdisjoint(resolutions.values()):
+        return resolutions, paths
+    for ref, path in zip(cited, cited_at, strict=True):  # a failure per occurrence, in order
+        state = resolutions[ref]
+        if state is Resolution.DANGLING:
             failures.append(
                 Failure(
-                    code=FailureCode.UNCITED_CLAIM,
-                    path=unit.path,
-                    detail=(
-                        f"assertion sentence {unit.index + 1} has no citation"
-                        if unit.kind is UnitKind.SENTENCE
-                        else "an assertion without any citation"
-                    ),
+                    code=FailureCode.DANGLING_CITATION,
+                    path=path,
+                    citation=ref.label,
+                    detail="no such source for this tenant",
                 )
             )
-        elif status is UnitStatus.REFUSED:
-            refused = True
+        elif state is Resolution.NOT_IN_RETRIEVAL:
             failures.append(
                 Failure(
-                    code=FailureCode.UNSUPPORTED_ANSWER,
-                    path=unit.path,
-                    detail="its only support is not visible to the reader",
+                    code=FailureCode.NOT_IN_RETRIEVAL,
+                    path=path,
+                    citation=ref.label,
+                    detail="not among the sources retrieved for this turn",
                 )
             )
-    return verdicts, claims, refused
+    return resolutions, paths
 
 
 def _sources(

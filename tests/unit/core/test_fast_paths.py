@@ -55,8 +55,8 @@ def test_redaction_rebuilds_only_where_hidden_refs_are(r: random.Random) -> None
     ev = evaluate(prepared, evidence, policy, NOW)
     retrieval = draft.retrieval_set()
     resolutions = {
-        o.ref: resolve(o.ref, evidence.get(o.ref), draft.principal, retrieval, NOW)
-        for o in prepared.occurrences
+        ref: resolve(ref, evidence.get(ref), draft.principal, retrieval, NOW)
+        for ref in prepared.cited
     }
     hidden = frozenset(ref for ref, state in resolutions.items() if state in HIDDEN)
     verdicts = [
