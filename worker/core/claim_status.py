@@ -30,7 +30,6 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from worker.core.citations import Tokens
 from worker.core.claims import ClaimUnit, UnitKind
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceKind, Resolution
 from worker.core.failures import Failure, FailureCode
@@ -93,12 +92,13 @@ def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
     policy: TenantPolicy,
     failures: list[Failure],
 ) -> tuple[list[UnitVerdict], WireParts, bool]:
-    """Rule 7 in one pass over the units: each unit's status (a unit with a resolved ref is
-    cited, no ``unit_status``); ``uncited_claim`` and ``unsupported_answer`` per unit; the
-    published claims in their wire form (cited and hedged units, omitted ones absent; a cited
+    """Rule 7 in one pass over the units: the verdict of each unit that is not cited (a unit
+    with a resolved ref is cited: no ``unit_status``, and nothing for ``redact_output`` to do
+    there); ``uncited_claim`` and ``unsupported_answer`` per unit; the published claims in their
+    wire form (cited and hedged units, omitted ones absent; a cited
     unit's text without its hidden tokens, its citations the resolved refs' ``CitationKey``s,
     ``resolved``'s values); whether any unit was refused."""
-    cited_status, hedged_status = UnitStatus.CITED, UnitStatus.HEDGED
+    hedged_status = UnitStatus.HEDGED
     cited_claim = GroundingStatus.CITED
     hedged = {
         "text": policy.hedge_sentence,
@@ -113,9 +113,8 @@ def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
     refused = False
     for unit in units:
         refs = unit.refs
-        if not cites.isdisjoint(refs):
-            verdicts.append(_new(UnitVerdict, (unit, cited_status)))
-            cited = [r for r in refs if r in resolved] if len(refs) > 1 else refs
+        if not cites.isdisjoint(refs):  # cited: no verdict (redaction acts on the others)
+            cited = refs if cites.issuperset(refs) else [r for r in refs if r in cites]
             redact = hidden and not hidden.isdisjoint(refs)
             text = remove_tokens(unit.text, hidden) if redact else unit.text
             claims.append(
@@ -156,22 +155,21 @@ def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
 
 class _Hidden(NamedTuple):
     refs: frozenset[CitationRef]
-    #: Matches exactly the tokens of ``refs`` (leading zeros included): a cheap pre-filter.
+    #: Matches exactly the tokens of ``refs`` (leading zeros included; an overlong id is never
+    #: a hidden ref): a token holds one ``[``, its first character, so tokens never overlap and
+    #: this pattern's matches are exactly the hidden tokens ``scan_tokens`` would find.
     pattern: re.Pattern[str]
-    #: The draft's token memo (``None``: scan each string that needs it).
-    tokens: Tokens | None = None
 
 
-def _hidden(refs: frozenset[CitationRef], tokens: Tokens | None = None) -> _Hidden:
+def _hidden(refs: frozenset[CitationRef]) -> _Hidden:
     alternatives = "|".join(sorted(f"{ref.kind.value}-0*{ref.id}" for ref in refs))
-    return _Hidden(refs, re.compile(rf"\[(?:{alternatives})\]" if refs else "(?!)"), tokens)
+    return _Hidden(refs, re.compile(rf"\[(?:{alternatives})\]" if refs else "(?!)"))
 
 
 def _remove(text: str, hidden: _Hidden) -> str:
-    """``remove_tokens`` with the memo's tokens (overlong ones are never hidden, so the memo,
-    which leaves them out, finds every token there is to remove)."""
-    found = None if hidden.tokens is None else hidden.tokens(text)
-    return remove_tokens(text, hidden.refs, found)
+    """``remove_tokens(text, hidden.refs)``, the tokens to cut found by the pattern (in C)."""
+    cuts = [(m.start(), m.end(), "") for m in hidden.pattern.finditer(text)]
+    return replace_spans(text, cuts) if cuts else text
 
 
 def _scrub(value: Any, hidden: _Hidden) -> Any:
@@ -212,23 +210,23 @@ def hidden_places(paths: Iterable[str]) -> set[str | tuple[str, int]]:
     return places
 
 
-def redact_output(  # noqa: PLR0917 -- optional helpers from the verdict
+def redact_output(
     output: dict[str, Any],
     verdicts: Sequence[UnitVerdict],
     hidden_refs: frozenset[CitationRef],
     hedge_sentence: str,
-    tokens: Tokens | None = None,
     places: Container[str | tuple[str, int]] | None = None,
 ) -> dict[str, Any]:
     """The agent output as it may be shown to the principal (contract §3.5, §3.7).
 
-    ``tokens``: the draft's token memo, if any (saves rescanning the strings). ``places``: the
-    ``hidden_places`` of every occurrence of a hidden ref; ``None`` means anywhere (all rebuilt).
+    ``verdicts``: only hedged and omitted units act (a caller may leave the others out).
+    ``places``: the ``hidden_places`` of every occurrence of a hidden ref; ``None`` means
+    anywhere (all rebuilt).
     """
     spans, items = _actions(verdicts, hedge_sentence)
     if not hidden_refs and not spans and not items:
         return output
-    hidden = _hidden(hidden_refs, tokens)
+    hidden = _hidden(hidden_refs)
     out: dict[str, Any] = {}
     acted = {key for key, _ in items}
     for key, value in output.items():
@@ -239,7 +237,7 @@ def redact_output(  # noqa: PLR0917 -- optional helpers from the verdict
             out[key] = value  # nothing hidden in it, nothing hedged or omitted
         elif key == "answer_markdown" and isinstance(value, str):
             if spans:
-                out[key] = remove_tokens(replace_spans(value, sorted(spans)), hidden_refs)
+                out[key] = _remove(replace_spans(value, sorted(spans)), hidden)
             else:
                 out[key] = _remove(value, hidden)
         elif key == "citations" and isinstance(value, list):

@@ -87,8 +87,6 @@ class Prepared(NamedTuple):
     units: tuple[ClaimUnit, ...]
     #: Distinct ids a store could hold (empty when parsing failed): what the worker looks up.
     refs_to_resolve: frozenset[CitationRef]
-    #: The tokens of the output's strings, scanned once by ``prepare`` and reused by ``evaluate``.
-    tokens: Tokens | None = None
 
 
 class Evaluation(NamedTuple):
@@ -178,7 +176,6 @@ def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
         cited_at=found.paths,
         units=tuple(claim_units(output, kind, tokens)),
         refs_to_resolve=queryable,
-        tokens=tokens,
     )
 
 
@@ -216,7 +213,7 @@ def evaluate(
     resolutions, paths = _resolve_all(prepared, evidence, now, failures)
     hidden = frozenset([r for r, s in resolutions.items() if s in HIDDEN])
     first_quote, worst = check_quotes(output, resolutions, evidence, failures)
-    resolved = {r: {"id": r[1], "kind": r[0]} for r, s in resolutions.items() if s is _RESOLVED}
+    resolved, sources, rows = _per_id(resolutions, paths, evidence, first_quote, worst)
     verdicts, claims, refused = rule7(
         prepared.units, resolved, hidden, resolutions, policy, failures
     )
@@ -249,22 +246,11 @@ def evaluate(
         no_grounding=no_grounding,
         refused=refused,
         redacted_output=redact_output(
-            output, verdicts, hidden, policy.hedge_sentence, prepared.tokens, places
+            output, verdicts, hidden, policy.hedge_sentence, places=places
         ),
         claims=claims,
-        citations=_sources(resolutions, hidden, evidence, first_quote, worst),
-        ledger_rows=WireParts(
-            [
-                {
-                    "kind": ref[0],
-                    "source_id": str(ref[1]),
-                    "resolution": state,
-                    "quote_check": worst.get(ref, _NONE),
-                    "paths": paths[ref],
-                }
-                for ref, state in resolutions.items()
-            ]
-        ),
+        citations=sources,
+        ledger_rows=rows,
         claim_checks=checks,
         resolutions=resolutions,
     )
@@ -314,28 +300,43 @@ def _resolve_all(
     return resolutions, paths
 
 
-def _sources(
+def _per_id(
     resolutions: Mapping[CitationRef, Resolution],
-    hidden: frozenset[CitationRef],
+    paths: Mapping[CitationRef, list[str]],
     evidence: Mapping[CitationRef, EvidenceRecord],
     first_quote: Mapping[CitationRef, str],
     worst: Mapping[CitationRef, QuoteCheck],
-) -> WireParts:
-    """One published source per resolved ref, in order of first citation, in its wire form.
+) -> tuple[dict[CitationRef, dict[str, Any]], WireParts, WireParts]:
+    """One pass over the distinct refs, in order of first citation, writing the wire form of
+    what each one publishes: a resolved ref's ``CitationKey`` (by ref, for the claims) and its
+    source; every ref's ledger row (metadata only).
 
-    Every string published here passes ``redact_text``: a store's title may name any id (one the
-    reader may not see), and the agent's quote may hold a hidden token (contract §3.5).
+    Every string published in a source passes ``redact_text``: a store's title may name any id
+    (one the reader may not see), and the agent's quote may hold a hidden token (§3.5).
     """
     visible = frozenset([r for r, s in resolutions.items() if s not in HIDDEN])
-    resolved_state, doc = Resolution.RESOLVED, EvidenceKind.DOC
-    out = WireParts()
+    doc = EvidenceKind.DOC
+    keys: dict[CitationRef, dict[str, Any]] = {}
+    sources, rows = WireParts(), WireParts()
     for ref, state in resolutions.items():
-        if state is not resolved_state:
+        kind, ident = ref
+        check = worst.get(ref, _NONE)
+        rows.append(
+            {
+                "kind": kind,
+                "source_id": str(ident),
+                "resolution": state,
+                "quote_check": check,
+                "paths": paths[ref],
+            }
+        )
+        if state is not _RESOLVED:
             continue
-        source = {"kind": ref[0], "id": ref[1], "quote_check": worst.get(ref, _NONE)}
-        if ref[0] is doc and (title := evidence[ref].title) is not None:
+        keys[ref] = {"id": ident, "kind": kind}
+        source = {"kind": kind, "id": ident, "quote_check": check}
+        if kind is doc and (title := evidence[ref].title) is not None:
             source["title"] = redact_text(title, visible)
         if (quote := first_quote.get(ref)) is not None:
             source["quote"] = redact_text(quote, visible)
-        out.append(source)
-    return out
+        sources.append(source)
+    return keys, sources, rows
