@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from random_outputs import output
 
+from worker.core import claim_status
 from worker.core.claim_status import UnitVerdict, hidden_places, redact_output, unit_status
 from worker.core.contract import LedgerOutcome
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceKind, resolve
@@ -31,6 +32,7 @@ from worker.core.messages import (
 )
 from worker.core.outputs import DraftKind
 from worker.core.policy import LostSupportPolicy, TenantPolicy
+from worker.core.redaction import remove_tokens
 from worker.core.tokens import Tokens
 from worker.core.verdict import evaluate, prepare
 from worker.core.wire import dumps, message_bytes, to_json_bytes
@@ -158,3 +160,20 @@ def test_distinct_refs_between_is_the_refs_between_without_repeats(
     expected = tuple(dict.fromkeys(Tokens().refs_between(text, start, end)))
     assert tokens.distinct_refs_between(text, start, end) == expected
     assert None not in expected
+
+
+HIDING_PIECES = [*TOKEN_PIECES, "[DOC-0002]", "[DOC-", "]", "[", "[OBS-1", "\n", "."]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from(HIDING_PIECES), max_size=16).map("".join),
+    st.sets(st.sampled_from([CitationRef(EvidenceKind.DOC, 2), CitationRef(EvidenceKind.OBS, 1)])),
+)
+def test_hidden_tokens_cut_by_the_pattern_are_the_scanned_ones(
+    text: str, hidden: set[CitationRef]
+) -> None:
+    """Redaction finds a string's hidden tokens by a pattern of the hidden refs alone; the
+    result is ``remove_tokens``'s, which scans every token of the grammar."""
+    refs = frozenset(hidden)
+    assert claim_status._remove(text, claim_status._hidden(refs)) == remove_tokens(text, refs)
