@@ -95,9 +95,9 @@ def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
     """Rule 7 in one pass over the units: the verdict of each unit that is not cited (a unit
     with a resolved ref is cited: no ``unit_status``, and nothing for ``redact_output`` to do
     there); ``uncited_claim`` and ``unsupported_answer`` per unit; the published claims in their
-    wire form (cited and hedged units, omitted ones absent; a cited
-    unit's text without its hidden tokens, its citations the resolved refs' ``CitationKey``s,
-    ``resolved``'s values); whether any unit was refused."""
+    wire form (cited and hedged units, omitted ones absent; a cited unit's text without its
+    hidden tokens, its citations the resolved refs' ``CitationKey``s, ``resolved``'s values);
+    whether any unit was refused."""
     hedged_status = UnitStatus.HEDGED
     cited_claim = GroundingStatus.CITED
     hedged = {
