@@ -35,11 +35,13 @@ from worker.core.tokens import (
 __all__ = [
     "MAX_ID_DIGITS",
     "TOKEN_RE",
+    "Cited",
     "IdTooLong",
     "Occurrence",
     "RawToken",
     "TokenMatch",
     "Tokens",
+    "cite",
     "entry_ref",
     "entry_ref_or_none",
     "extract",
@@ -93,8 +95,34 @@ def walk_strings(output: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
             yield path, value
 
 
+class Cited:
+    """Every citation of an output in document order, as parallel lists (no object per
+    citation): ``refs[i]`` is cited at ``paths[i]``; ``structured`` holds, in order, the indexes
+    of the entries of structured arrays (every other one is a token inside a string)."""
+
+    __slots__ = ("paths", "refs", "structured")
+
+    def __init__(self) -> None:
+        self.refs: list[CitationRef] = []
+        self.paths: list[str] = []
+        self.structured: list[int] = []
+
+    def occurrences(self) -> list[Occurrence]:
+        """The same citations, one ``Occurrence`` each (tests and tools)."""
+        structured = frozenset(self.structured)
+        return [
+            Occurrence(ref, path, i not in structured)
+            for i, (ref, path) in enumerate(zip(self.refs, self.paths, strict=True))
+        ]
+
+
 def extract(output: Mapping[str, Any], tokens: Tokens | None = None) -> list[Occurrence]:
-    """Every citation of a schema-valid output, in document order, with its field path.
+    """Every citation of a schema-valid output, in document order, with its field path."""
+    return cite(output, tokens).occurrences()
+
+
+def cite(output: Mapping[str, Any], tokens: Tokens | None = None) -> Cited:
+    """``extract``'s citations as parallel lists (what the verdict reads).
 
     Overlong tokens are left out: call ``find_overlong_ids`` first and fail the draft on any.
     ``tokens``: the draft's memo, shared with the claim units (a fresh one when ``None``); the
@@ -104,7 +132,7 @@ def extract(output: Mapping[str, Any], tokens: Tokens | None = None) -> list[Occ
     positions are a few fixed levels (root, unit list, unit, citation list, grounding), so only
     plain data needs the general walk (an explicit stack: no recursion limit).
     """
-    found: list[Occurrence] = []
+    found = Cited()
     tokens = Tokens() if tokens is None else tokens
     if _shape(output) is _MAP:
         _root(found, tokens, output)
@@ -113,7 +141,7 @@ def extract(output: Mapping[str, Any], tokens: Tokens | None = None) -> list[Occ
     return found
 
 
-_Found = list[Occurrence]
+_Found = Cited
 _Scan = Tokens
 #: What the walk needs to know of a value: string, list-like, mapping, or anything else.
 _STR, _SEQ, _MAP, _SCALAR = "str", "seq", "map", "scalar"
@@ -144,7 +172,10 @@ def _shape(value: Any) -> str:
 
 def _inline(found: _Found, tokens: _Scan, path: str, text: str) -> None:
     if "[" in text:
-        found.extend([_new(Occurrence, (ref, path, True)) for ref in tokens.refs(text)])
+        refs = tokens.refs(text)
+        if refs:
+            found.refs += refs
+            found.paths += [path] * len(refs)
 
 
 def _root(found: _Found, tokens: _Scan, output: Mapping[Any, Any]) -> None:
@@ -169,6 +200,7 @@ def _root(found: _Found, tokens: _Scan, output: Mapping[Any, Any]) -> None:
 def _entries(found: _Found, tokens: _Scan, path: str, items: Sequence[Any]) -> None:
     """A structured citation list: every item is an entry (its strings are plain data)."""
     refs: list[CitationRef] = []
+    cited, paths, structured = found.refs, found.paths, found.structured
     for i, item in enumerate(items):
         at = f"{path}[{i}]"
         if (  # the JSON case inline (``entry_ref_or_none``'s first test)
@@ -182,7 +214,9 @@ def _entries(found: _Found, tokens: _Scan, path: str, items: Sequence[Any]) -> N
         else:
             ref = entry_ref(item, at)
         refs.append(ref)
-        found.append(_new(Occurrence, (ref, at, False)))
+        structured.append(len(cited))
+        cited.append(ref)
+        paths.append(at)
         if len(item) == 2:  # a Mapping holding a checked kind and id: nothing else to read
             continue
         for key, child in item.items():
@@ -237,7 +271,9 @@ def _grounding(found: _Found, tokens: _Scan, path: str, grounding: Mapping[Any, 
         elif shape is _SEQ and key == "observations":
             for k, value in enumerate(child):
                 at = f"{path}.{key!s}[{k}]"
-                found.append(_new(Occurrence, (observation_ref(value, at), at, False)))
+                found.structured.append(len(found.refs))
+                found.refs.append(observation_ref(value, at))
+                found.paths.append(at)
         elif shape is _SEQ or shape is _MAP:
             _data(found, tokens, f"{path}.{key!s}", child)
 

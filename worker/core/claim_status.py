@@ -30,11 +30,16 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from worker.core.citations import Tokens
 from worker.core.claims import ClaimUnit, UnitKind
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceKind, Resolution
-from worker.core.policy import LostSupportPolicy
+from worker.core.failures import Failure, FailureCode
+from worker.core.messages import GroundingStatus
+from worker.core.policy import LostSupportPolicy, TenantPolicy
 from worker.core.redaction import remove_tokens, replace_spans
+from worker.core.wire import WireParts
+
+#: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.
+_new = tuple.__new__
 
 _ITEM = re.compile(r"^(claims|sections|timeline)\[(\d+)\]")
 #: The top-level key of a path, and the list index right after it if any (``claims[2].text``).
@@ -79,24 +84,92 @@ def unit_status(
     return UnitStatus.HEDGED if policy is LostSupportPolicy.HEDGE else UnitStatus.OMITTED
 
 
+def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
+    units: tuple[ClaimUnit, ...],
+    resolved: Mapping[CitationRef, dict[str, Any]],
+    hidden: frozenset[CitationRef],
+    resolutions: Mapping[CitationRef, Resolution],
+    policy: TenantPolicy,
+    failures: list[Failure],
+) -> tuple[list[UnitVerdict], WireParts, bool]:
+    """Rule 7 in one pass over the units: the verdict of each unit that is not cited (a unit
+    with a resolved ref is cited: no ``unit_status``, and nothing for ``redact_output`` to do
+    there); ``uncited_claim`` and ``unsupported_answer`` per unit; the published claims in their
+    wire form (cited and hedged units, omitted ones absent; a cited unit's text without its
+    hidden tokens, its citations the resolved refs' ``CitationKey``s, ``resolved``'s values);
+    whether any unit was refused."""
+    hedged_status = UnitStatus.HEDGED
+    cited_claim = GroundingStatus.CITED
+    hedged = {
+        "text": policy.hedge_sentence,
+        "citations": [],
+        "grounding_status": GroundingStatus.HEDGED,
+    }
+    lost = policy.lost_support
+    key_of = resolved.__getitem__
+    cites = frozenset(resolved)
+    verdicts: list[UnitVerdict] = []
+    claims = WireParts()
+    refused = False
+    for unit in units:
+        refs = unit.refs
+        if not cites.isdisjoint(refs):  # cited: no verdict (redaction acts on the others)
+            cited = refs if cites.issuperset(refs) else [r for r in refs if r in cites]
+            redact = hidden and not hidden.isdisjoint(refs)
+            text = remove_tokens(unit.text, hidden) if redact else unit.text
+            claims.append(
+                {
+                    "text": text,
+                    "citations": list(map(key_of, cited)),
+                    "grounding_status": cited_claim,
+                }
+            )
+            continue
+        status = unit_status(unit, resolutions, lost)
+        verdicts.append(_new(UnitVerdict, (unit, status)))
+        if status is hedged_status:
+            claims.append(hedged)
+        elif status is UnitStatus.UNCITED:
+            failures.append(
+                Failure(
+                    code=FailureCode.UNCITED_CLAIM,
+                    path=unit.path,
+                    detail=(
+                        f"assertion sentence {unit.index + 1} has no citation"
+                        if unit.kind is UnitKind.SENTENCE
+                        else "an assertion without any citation"
+                    ),
+                )
+            )
+        elif status is UnitStatus.REFUSED:
+            refused = True
+            failures.append(
+                Failure(
+                    code=FailureCode.UNSUPPORTED_ANSWER,
+                    path=unit.path,
+                    detail="its only support is not visible to the reader",
+                )
+            )
+    return verdicts, claims, refused
+
+
 class _Hidden(NamedTuple):
     refs: frozenset[CitationRef]
-    #: Matches exactly the tokens of ``refs`` (leading zeros included): a cheap pre-filter.
+    #: Matches exactly the tokens of ``refs`` (leading zeros included; an overlong id is never
+    #: a hidden ref): a token holds one ``[``, its first character, so tokens never overlap and
+    #: this pattern's matches are exactly the hidden tokens ``scan_tokens`` would find.
     pattern: re.Pattern[str]
-    #: The draft's token memo (``None``: scan each string that needs it).
-    tokens: Tokens | None = None
 
 
-def _hidden(refs: frozenset[CitationRef], tokens: Tokens | None = None) -> _Hidden:
+def _hidden(refs: frozenset[CitationRef]) -> _Hidden:
     alternatives = "|".join(sorted(f"{ref.kind.value}-0*{ref.id}" for ref in refs))
-    return _Hidden(refs, re.compile(rf"\[(?:{alternatives})\]" if refs else "(?!)"), tokens)
+    return _Hidden(refs, re.compile(rf"\[(?:{alternatives})\]" if refs else "(?!)"))
 
 
 def _remove(text: str, hidden: _Hidden) -> str:
-    """``remove_tokens`` with the memo's tokens (overlong ones are never hidden, so the memo,
-    which leaves them out, finds every token there is to remove)."""
-    found = None if hidden.tokens is None else hidden.tokens(text)
-    return remove_tokens(text, hidden.refs, found)
+    """``remove_tokens(text, hidden.refs)``, the tokens to cut found by the pattern (in C)."""
+    cuts = [(m.start(), m.end(), "") for m in hidden.pattern.finditer(text)]
+    return replace_spans(text, cuts) if cuts else text
 
 
 def _scrub(value: Any, hidden: _Hidden) -> Any:
@@ -137,23 +210,23 @@ def hidden_places(paths: Iterable[str]) -> set[str | tuple[str, int]]:
     return places
 
 
-def redact_output(  # noqa: PLR0917 -- optional helpers from the verdict
+def redact_output(
     output: dict[str, Any],
     verdicts: Sequence[UnitVerdict],
     hidden_refs: frozenset[CitationRef],
     hedge_sentence: str,
-    tokens: Tokens | None = None,
     places: Container[str | tuple[str, int]] | None = None,
 ) -> dict[str, Any]:
     """The agent output as it may be shown to the principal (contract §3.5, §3.7).
 
-    ``tokens``: the draft's token memo, if any (saves rescanning the strings). ``places``: the
-    ``hidden_places`` of every occurrence of a hidden ref; ``None`` means anywhere (all rebuilt).
+    ``verdicts``: only hedged and omitted units act (a caller may leave the others out).
+    ``places``: the ``hidden_places`` of every occurrence of a hidden ref; ``None`` means
+    anywhere (all rebuilt).
     """
     spans, items = _actions(verdicts, hedge_sentence)
     if not hidden_refs and not spans and not items:
         return output
-    hidden = _hidden(hidden_refs, tokens)
+    hidden = _hidden(hidden_refs)
     out: dict[str, Any] = {}
     acted = {key for key, _ in items}
     for key, value in output.items():
@@ -164,7 +237,7 @@ def redact_output(  # noqa: PLR0917 -- optional helpers from the verdict
             out[key] = value  # nothing hidden in it, nothing hedged or omitted
         elif key == "answer_markdown" and isinstance(value, str):
             if spans:
-                out[key] = remove_tokens(replace_spans(value, sorted(spans)), hidden_refs)
+                out[key] = _remove(replace_spans(value, sorted(spans)), hidden)
             else:
                 out[key] = _remove(value, hidden)
         elif key == "citations" and isinstance(value, list):

@@ -79,10 +79,7 @@ class Judgement(NamedTuple):
     @property
     def resolutions(self) -> dict[CitationRef, Resolution]:
         """Every distinct cited id and how it resolved (hidden ones included: never publish)."""
-        return {
-            CitationRef(row.kind, int(row.source_id)): row.resolution
-            for row in self.evaluation.ledger_rows
-        }
+        return dict(self.evaluation.resolutions)
 
     @property
     def unit_statuses(self) -> list[tuple[ClaimUnit, UnitStatus]]:

@@ -3,8 +3,8 @@
 Each message is defined once, here, as a pydantic model: its fields, their order and defaults,
 its JSON Schema (``scripts/gen_schemas.py``) and, derived from it by ``worker.core.wire``, its
 bytes. The hot path never instantiates a model: ``wire.message_bytes`` writes a message from
-field values, the verdict's parts being the plain tuples below (their fields are the parts'
-fields, by name).
+field values, the verdict's parts already in their wire form (``wire.WireParts``); the plain
+tuples below are the same parts as values with the parts' fields, by name (tests and tools).
 
 Decisions recorded here:
 
@@ -190,7 +190,7 @@ def rfc3339(moment: datetime) -> str:
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
-# --- plain values the verdict builds (see the module docstring) ---------------------------------
+# --- the parts as plain values (see the module docstring) ---------------------------------------
 
 
 class ClaimValue(NamedTuple):

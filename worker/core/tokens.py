@@ -122,7 +122,7 @@ class Tokens:
     """The tokens of the strings of one draft, read once and shared.
 
     Extraction, claim units and redaction all need the tokens of the same strings; one instance
-    per draft (``Prepared.tokens``) keeps the work to one scan per distinct string, one ``int``
+    per draft (made by ``prepare``) keeps the work to one scan per distinct string, one ``int``
     per distinct token text, and one read of each structured citation list. Keyed by the string's
     value (lists: by identity, the list kept alive), so it is correct whatever object a caller
     passes. Callers must not mutate a returned list. It holds only what can be derived from the

@@ -31,42 +31,41 @@ Decisions:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from operator import itemgetter
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from worker.core.canonical import Malformed, canonicalize
-from worker.core.citations import Occurrence, Tokens, extract, find_overlong_ids
+from worker.core.citations import Tokens, cite, find_overlong_ids
 from worker.core.claim_checks import ClaimCheck, check_claims, contradictions
-from worker.core.claim_status import (
-    UnitStatus,
-    UnitVerdict,
-    hidden_places,
-    redact_output,
-    unit_status,
-)
-from worker.core.claims import ClaimUnit, UnitKind, claim_units
+from worker.core.claim_status import hidden_places, redact_output, rule7
+from worker.core.claims import ClaimUnit, claim_units
 from worker.core.envelope import Draft
 from worker.core.evidence import (
     HIDDEN,
+    MAX_SOURCE_ID,
     CitationRef,
     EvidenceKind,
     EvidenceRecord,
     QuoteCheck,
     Resolution,
-    resolve,
+    resolve_all,
 )
 from worker.core.failures import Failure, FailureCode
 from worker.core.lookalikes import lookalike_paths
-from worker.core.messages import ClaimValue, GroundingStatus, LedgerValue, SourceValue
 from worker.core.outputs import SCHEMA_FIELDS, validate_output
 from worker.core.policy import TenantPolicy
 from worker.core.quotes import check_quotes
-from worker.core.redaction import redact_text, remove_tokens
+from worker.core.redaction import redact_text
+from worker.core.wire import WireParts
 
 MAX_DISTINCT_CITATIONS = 1000
 _CODE_ORDER = {code: i for i, code in enumerate(FailureCode)}
 _NONE = QuoteCheck.NONE
+_RESOLVED = Resolution.RESOLVED
+_ID = itemgetter(1)
 #: Resolutions that fail the draft at each occurrence (rule 4).
 _FAILING = frozenset({Resolution.DANGLING, Resolution.NOT_IN_RETRIEVAL})
 #: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.
@@ -81,12 +80,13 @@ class Prepared(NamedTuple):
     output: dict[str, Any] | None
     #: Rule 1-2 findings so far.
     failures: tuple[Failure, ...]
-    occurrences: tuple[Occurrence, ...]
+    #: Every citation in document order, as two parallel sequences: ``cited[i]`` is the ref of
+    #: the citation at ``cited_at[i]`` (a field path: ``answer_markdown``, ``citations[0]``…).
+    cited: Sequence[CitationRef]
+    cited_at: Sequence[str]
     units: tuple[ClaimUnit, ...]
     #: Distinct ids a store could hold (empty when parsing failed): what the worker looks up.
     refs_to_resolve: frozenset[CitationRef]
-    #: The tokens of the output's strings, scanned once by ``prepare`` and reused by ``evaluate``.
-    tokens: Tokens | None = None
 
 
 class Evaluation(NamedTuple):
@@ -99,15 +99,19 @@ class Evaluation(NamedTuple):
     refused: bool
     #: The output after redaction; ``None`` when it could not be parsed or validated.
     redacted_output: dict[str, Any] | None
-    #: Cited and hedged units (omitted ones are absent), text after redaction: ``ClaimOut``s.
-    claims: tuple[ClaimValue, ...]
+    #: Cited and hedged units (omitted ones are absent), text after redaction: ``ClaimOut``s in
+    #: their wire form (as every part here: written once, by the verdict).
+    claims: WireParts
     #: One per distinct visible resolved (kind, id), in order of first citation: ``CitationOut``s.
-    citations: tuple[SourceValue, ...]
+    citations: WireParts
     #: One per distinct cited (kind, id), hidden and dangling included: ``LedgerRow``s.
-    ledger_rows: tuple[LedgerValue, ...]
+    ledger_rows: WireParts
     #: One per claim the tenant declares (rule 7b); empty when it declares none or the output
     #: could not be validated.
     claim_checks: tuple[ClaimCheck, ...] = ()
+    #: Every distinct cited id and how it resolved, in order of first citation (hidden ones
+    #: included: never publish); empty when the output could not be validated.
+    resolutions: Mapping[CitationRef, Resolution] = MappingProxyType({})
 
     @property
     def grounded(self) -> bool:
@@ -116,7 +120,7 @@ class Evaluation(NamedTuple):
 
 
 def _stopped(draft: Draft, failures: list[Failure]) -> Prepared:
-    return Prepared(draft, None, tuple(failures), (), (), frozenset())
+    return Prepared(draft, None, tuple(failures), (), (), (), frozenset())
 
 
 def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
@@ -156,27 +160,39 @@ def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
             [Failure(code=FailureCode.SCHEMA_INVALID, path=p, detail=detail) for p in lookalikes],
         )
     tokens = Tokens()
-    occurrences = extract(output, tokens)
-    distinct: dict[CitationRef, None] = {}
-    for occ in occurrences:
-        if occ.ref not in distinct:
-            distinct[occ.ref] = None
-            if len(distinct) > MAX_DISTINCT_CITATIONS:
-                failure = Failure(
-                    code=FailureCode.SCHEMA_INVALID,
-                    path=occ.path,
-                    detail=f"more than {MAX_DISTINCT_CITATIONS} distinct citations",
-                )
-                return _stopped(draft, [failure])
-    units = claim_units(output, kind, tokens)
+    found = cite(output, tokens)
+    distinct = dict.fromkeys(found.refs)
+    if len(distinct) > MAX_DISTINCT_CITATIONS:
+        return _stopped(draft, [_too_many(found.refs, found.paths)])
+    if distinct and max(map(_ID, distinct)) > MAX_SOURCE_ID:
+        queryable = frozenset([r for r in distinct if r.queryable])
+    else:  # every id fits a store: no Python step per ref
+        queryable = frozenset(distinct)
     return Prepared(
         draft=draft,
         output=output,
         failures=validated.failures,
-        occurrences=tuple(occurrences),
-        units=tuple(units),
-        refs_to_resolve=frozenset(r for r in distinct if r.queryable),
-        tokens=tokens,
+        cited=found.refs,
+        cited_at=found.paths,
+        units=tuple(claim_units(output, kind, tokens)),
+        refs_to_resolve=queryable,
+    )
+
+
+def _too_many(refs: Sequence[CitationRef], paths: Sequence[str]) -> Failure:
+    """``schema_invalid`` at the citation of the first distinct ref past the limit."""
+    seen: set[CitationRef] = set()
+    at = ""
+    for ref, path in zip(refs, paths, strict=True):
+        if ref not in seen:
+            seen.add(ref)
+            if len(seen) > MAX_DISTINCT_CITATIONS:
+                at = path
+                break
+    return Failure(
+        code=FailureCode.SCHEMA_INVALID,
+        path=at,
+        detail=f"more than {MAX_DISTINCT_CITATIONS} distinct citations",
     )
 
 
@@ -189,14 +205,16 @@ def evaluate(
     """Rules 4-7 for a prepared draft, given the records the stores returned for its tenant."""
     output = prepared.output
     if output is None:
-        return Evaluation(prepared.failures, False, False, None, (), (), ())
+        return Evaluation(
+            prepared.failures, False, False, None, WireParts(), WireParts(), WireParts()
+        )
     draft = prepared.draft
     failures = list(prepared.failures)
     resolutions, paths = _resolve_all(prepared, evidence, now, failures)
     hidden = frozenset([r for r, s in resolutions.items() if s in HIDDEN])
     first_quote, worst = check_quotes(output, resolutions, evidence, failures)
-    resolved = frozenset([r for r, s in resolutions.items() if s is Resolution.RESOLVED])
-    verdicts, claims, refused = _units(
+    resolved, sources, rows = _per_id(resolutions, paths, evidence, first_quote, worst)
+    verdicts, claims, refused = rule7(
         prepared.units, resolved, hidden, resolutions, policy, failures
     )
     no_grounding = output.get("no_grounding") is True
@@ -213,24 +231,28 @@ def evaluate(
         failures.extend(contradictions(checks))
     failures.sort(key=lambda f: _CODE_ORDER[f.code])
     places = (
-        hidden_places([o.path for o in prepared.occurrences if o.ref in hidden]) if hidden else None
+        hidden_places(
+            [
+                path
+                for ref, path in zip(prepared.cited, prepared.cited_at, strict=True)
+                if ref in hidden
+            ]
+        )
+        if hidden
+        else None
     )
     return Evaluation(
         failures=tuple(failures),
         no_grounding=no_grounding,
         refused=refused,
         redacted_output=redact_output(
-            output, verdicts, hidden, policy.hedge_sentence, prepared.tokens, places
+            output, verdicts, hidden, policy.hedge_sentence, places=places
         ),
         claims=claims,
-        citations=_sources(resolutions, hidden, evidence, first_quote, worst),
-        ledger_rows=tuple(
-            [
-                _new(LedgerValue, (ref.kind, str(ref.id), state, worst.get(ref, _NONE), paths[ref]))
-                for ref, state in resolutions.items()
-            ]
-        ),
+        citations=sources,
+        ledger_rows=rows,
         claim_checks=checks,
+        resolutions=resolutions,
     )
 
 
@@ -239,134 +261,82 @@ def _resolve_all(
     evidence: Mapping[CitationRef, EvidenceRecord],
     now: datetime,
     failures: list[Failure],
-) -> tuple[dict[CitationRef, Resolution], dict[CitationRef, tuple[str, ...]]]:
+) -> tuple[dict[CitationRef, Resolution], dict[CitationRef, list[str]]]:
     """Rule 4: every distinct ref's resolution (in order of first citation), the distinct paths
     citing it, and a failure per occurrence of a dangling or ``not_in_retrieval`` ref."""
     draft = prepared.draft
-    retrieval = draft.retrieval_set()
-    principal = draft.principal
-    resolutions: dict[CitationRef, Resolution] = {}
-    paths: dict[CitationRef, dict[str, None]] = {}
-    occurrences = prepared.occurrences
-    failing = False
-    for ref, path, _ in occurrences:
+    cited, cited_at = prepared.cited, prepared.cited_at
+    paths: dict[CitationRef, list[str]] = {}
+    # Distinct (ref, path) pairs in order, found in C: a string citing a ref twice is one step.
+    for ref, path in dict.fromkeys(zip(cited, cited_at, strict=True)):
         seen = paths.get(ref)
         if seen is None:
-            paths[ref] = {path: None}
-            state = resolutions[ref] = resolve(ref, evidence.get(ref), principal, retrieval, now)
-            failing = failing or state in _FAILING
+            paths[ref] = [path]
         else:
-            seen[path] = None
-    if failing:  # one failure per occurrence of a failing ref, in document order
-        for ref, path, _ in occurrences:
-            state = resolutions[ref]
-            if state is Resolution.DANGLING:
-                failures.append(
-                    Failure(
-                        code=FailureCode.DANGLING_CITATION,
-                        path=path,
-                        citation=ref.label,
-                        detail="no such source for this tenant",
-                    )
-                )
-            elif state is Resolution.NOT_IN_RETRIEVAL:
-                failures.append(
-                    Failure(
-                        code=FailureCode.NOT_IN_RETRIEVAL,
-                        path=path,
-                        citation=ref.label,
-                        detail="not among the sources retrieved for this turn",
-                    )
-                )
-    return resolutions, {ref: tuple(seen) for ref, seen in paths.items()}
-
-
-def _units(  # noqa: PLR0917 -- the parts of evaluate's state rule 7 reads
-    units: tuple[ClaimUnit, ...],
-    resolved: frozenset[CitationRef],
-    hidden: frozenset[CitationRef],
-    resolutions: Mapping[CitationRef, Resolution],
-    policy: TenantPolicy,
-    failures: list[Failure],
-) -> tuple[list[UnitVerdict], tuple[ClaimValue, ...], bool]:
-    """Rule 7 in one pass over the units: each unit's status (a unit with a resolved ref is
-    cited, no ``unit_status``); ``uncited_claim`` and ``unsupported_answer`` per unit; the
-    published claims (cited and hedged units, omitted ones absent; a cited unit's text without
-    its hidden tokens, its refs the resolved ones); whether any unit was refused."""
-    cited_status, hedged_status = UnitStatus.CITED, UnitStatus.HEDGED
-    cited_claim = GroundingStatus.CITED
-    hedged = _new(ClaimValue, (policy.hedge_sentence, (), GroundingStatus.HEDGED))
-    lost = policy.lost_support
-    verdicts: list[UnitVerdict] = []
-    claims: list[ClaimValue] = []
-    refused = False
-    for unit in units:
-        refs = unit.refs
-        if not resolved.isdisjoint(refs):
-            verdicts.append(_new(UnitVerdict, (unit, cited_status)))
-            cited = refs if resolved.issuperset(refs) else tuple([r for r in refs if r in resolved])
-            redact = hidden and not hidden.isdisjoint(refs)
-            text = remove_tokens(unit.text, hidden) if redact else unit.text
-            claims.append(_new(ClaimValue, (text, cited, cited_claim)))
-            continue
-        status = unit_status(unit, resolutions, lost)
-        verdicts.append(_new(UnitVerdict, (unit, status)))
-        if status is hedged_status:
-            claims.append(hedged)
-        elif status is UnitStatus.UNCITED:
+            seen.append(path)
+    resolutions = resolve_all(paths, evidence, draft.principal, draft.retrieval_set(), now)
+    if _FAILING.isdisjoint(resolutions.values()):
+        return resolutions, paths
+    for ref, path in zip(cited, cited_at, strict=True):  # a failure per occurrence, in order
+        state = resolutions[ref]
+        if state is Resolution.DANGLING:
             failures.append(
                 Failure(
-                    code=FailureCode.UNCITED_CLAIM,
-                    path=unit.path,
-                    detail=(
-                        f"assertion sentence {unit.index + 1} has no citation"
-                        if unit.kind is UnitKind.SENTENCE
-                        else "an assertion without any citation"
-                    ),
+                    code=FailureCode.DANGLING_CITATION,
+                    path=path,
+                    citation=ref.label,
+                    detail="no such source for this tenant",
                 )
             )
-        elif status is UnitStatus.REFUSED:
-            refused = True
+        elif state is Resolution.NOT_IN_RETRIEVAL:
             failures.append(
                 Failure(
-                    code=FailureCode.UNSUPPORTED_ANSWER,
-                    path=unit.path,
-                    detail="its only support is not visible to the reader",
+                    code=FailureCode.NOT_IN_RETRIEVAL,
+                    path=path,
+                    citation=ref.label,
+                    detail="not among the sources retrieved for this turn",
                 )
             )
-    return verdicts, tuple(claims), refused
+    return resolutions, paths
 
 
-def _sources(
+def _per_id(
     resolutions: Mapping[CitationRef, Resolution],
-    hidden: frozenset[CitationRef],
+    paths: Mapping[CitationRef, list[str]],
     evidence: Mapping[CitationRef, EvidenceRecord],
     first_quote: Mapping[CitationRef, str],
     worst: Mapping[CitationRef, QuoteCheck],
-) -> tuple[SourceValue, ...]:
-    """One published source per resolved ref, in order of first citation.
+) -> tuple[dict[CitationRef, dict[str, Any]], WireParts, WireParts]:
+    """One pass over the distinct refs, in order of first citation, writing the wire form of
+    what each one publishes: a resolved ref's ``CitationKey`` (by ref, for the claims) and its
+    source; every ref's ledger row (metadata only).
 
-    Every string published here passes ``redact_text``: a store's title may name any id (one the
-    reader may not see), and the agent's quote may hold a hidden token (contract §3.5).
+    Every string published in a source passes ``redact_text``: a store's title may name any id
+    (one the reader may not see), and the agent's quote may hold a hidden token (§3.5).
     """
     visible = frozenset([r for r, s in resolutions.items() if s not in HIDDEN])
-    resolved_state, doc = Resolution.RESOLVED, EvidenceKind.DOC
-    out: list[SourceValue] = []
+    doc = EvidenceKind.DOC
+    keys: dict[CitationRef, dict[str, Any]] = {}
+    sources, rows = WireParts(), WireParts()
     for ref, state in resolutions.items():
-        if state is not resolved_state:
-            continue
-        title = evidence[ref].title if ref[0] is doc else None
-        quote = first_quote.get(ref)
-        out.append(
-            _new(
-                SourceValue,
-                (
-                    ref[0],
-                    ref[1],
-                    None if title is None else redact_text(title, visible),
-                    None if quote is None else redact_text(quote, visible),
-                    worst.get(ref, _NONE),
-                ),
-            )
+        kind, ident = ref
+        check = worst.get(ref, _NONE)
+        rows.append(
+            {
+                "kind": kind,
+                "source_id": str(ident),
+                "resolution": state,
+                "quote_check": check,
+                "paths": paths[ref],
+            }
         )
-    return tuple(out)
+        if state is not _RESOLVED:
+            continue
+        keys[ref] = {"id": ident, "kind": kind}
+        source = {"kind": kind, "id": ident, "quote_check": check}
+        if kind is doc and (title := evidence[ref].title) is not None:
+            source["title"] = redact_text(title, visible)
+        if (quote := first_quote.get(ref)) is not None:
+            source["quote"] = redact_text(quote, visible)
+        sources.append(source)
+    return keys, sources, rows

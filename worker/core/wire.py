@@ -4,10 +4,11 @@ Each message is defined once, as a pydantic model (``worker.core.messages``; ``C
 in ``worker.core.claim_checks``): its field names and order, which fields are optional and their
 defaults, its nested parts, and (``scripts/gen_schemas.py``) its JSON Schema. The hot path does
 not instantiate the models: :func:`message_bytes` writes a message from its field values, and a
-nested part may be *any* object that has the part model's fields as attributes: the verdict's
-plain tuples (``ClaimValue``, ``SourceValue``, ``LedgerValue``, a ``CitationRef`` for a
-``CitationKey``), a ``Failure``, a ``Principal``, a ``ClaimCheck``, or the model itself. How each
-field is written is derived once per model from its annotation:
+nested part may be *any* object that has the part model's fields as attributes (the plain
+tuples of ``worker.core.messages``, a ``CitationRef`` for a ``CitationKey``, a ``Failure``, a
+``Principal``, a ``ClaimCheck``, or the model itself), and a list of parts may be given already
+in its wire form, as :class:`WireParts` (the verdict writes its claims, sources and ledger rows
+so, once). How each field is written is derived once per model from its annotation:
 
 - a part model, or a ``tuple`` of them: an object of the part's fields, recursively;
 - ``None`` is omitted (never written as ``null``); a ``Literal[True] | None`` flag is written only
@@ -53,8 +54,20 @@ class _Layout(NamedTuple):
 
 
 _LAYOUTS: dict[type[BaseModel], _Layout] = {}
+
+
 #: The generated encoders' own names.
-_RESERVED = frozenset({"d", "p", "v"})
+_RESERVED = frozenset({"d", "p", "v", "WireParts"})
+
+
+class WireParts(list[dict[str, Any]]):
+    """Parts already in their wire form: one dict per part, holding what the part model's
+    encoder would write (its field names, an optional ``None`` field absent, nested parts as
+    dicts too). A tuple-of-parts field given a ``WireParts`` is written as it is: the verdict
+    builds its claims, sources and ledger rows this way, once (``tests/unit/core/test_fast_paths``
+    checks the bytes against the models')."""
+
+    __slots__ = ()
 
 
 def dumps(data: Any) -> bytes:
@@ -128,7 +141,7 @@ def _compile(cls: type[BaseModel]) -> tuple[Encoder, Callable[..., dict[str, Any
     fields, parts without optional fields written inline; Python itself binds the keywords (and
     refuses an unknown one).
     """
-    env: dict[str, Any] = {}
+    env: dict[str, Any] = {"WireParts": WireParts}
     params: list[str] = []
     before: list[str] = []  # statements building parts, before the dict
     required: list[str] = []
@@ -150,12 +163,20 @@ def _compile(cls: type[BaseModel]) -> tuple[Encoder, Callable[..., dict[str, Any
             one = _inline(model, "p" if many else field)
             if one is None:
                 env[f"_{name}"] = layout(model).encode
-                read = f"list(map(_{name}, {field}))" if many else f"_{name}({field})"
-            elif many:  # a loop, not a comprehension: no function call per part (Python 3.11)
-                build = [f"c_{name} = []", f"for p in {field}:", f"    c_{name}.append({one})"]
+            if many:  # a loop, not a comprehension: no function call per part (Python 3.11)
+                build = [f"if type({field}) is WireParts:", f"    c_{name} = {field}", "else:"]
+                build += (
+                    [f"    c_{name} = list(map(_{name}, {field}))"]
+                    if one is None
+                    else [
+                        f"    c_{name} = []",
+                        f"    for p in {field}:",
+                        f"        c_{name}.append({one})",
+                    ]
+                )
                 read = f"c_{name}"
             else:
-                read = one
+                read = f"_{name}({field})" if one is None else one
         if _is_flag(info.annotation):
             optional.append(f"if {field} is True:\n    d[{name!r}] = True")
         elif _optional(info):

@@ -146,7 +146,7 @@ def report(
         "citations": {r.value: by_resolution[r.value] for r in Resolution},
         "redacted": {
             "ids": len(hidden),
-            "occurrences": sum(1 for o in admitted.prepared.occurrences if o.ref in hidden),
+            "occurrences": sum(1 for ref in admitted.prepared.cited if ref in hidden),
         },
     }
     if admitted.policy.claims:

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from random_outputs import output
 
+from worker.core import claim_status
 from worker.core.claim_status import UnitVerdict, hidden_places, redact_output, unit_status
 from worker.core.contract import LedgerOutcome
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceKind, resolve
@@ -31,9 +32,10 @@ from worker.core.messages import (
 )
 from worker.core.outputs import DraftKind
 from worker.core.policy import LostSupportPolicy, TenantPolicy
+from worker.core.redaction import remove_tokens
 from worker.core.tokens import Tokens
 from worker.core.verdict import evaluate, prepare
-from worker.core.wire import message_bytes, to_json_bytes
+from worker.core.wire import dumps, message_bytes, to_json_bytes
 
 POLICIES = [TenantPolicy(version="p", lost_support=lost) for lost in LostSupportPolicy]
 
@@ -55,8 +57,8 @@ def test_redaction_rebuilds_only_where_hidden_refs_are(r: random.Random) -> None
     ev = evaluate(prepared, evidence, policy, NOW)
     retrieval = draft.retrieval_set()
     resolutions = {
-        o.ref: resolve(o.ref, evidence.get(o.ref), draft.principal, retrieval, NOW)
-        for o in prepared.occurrences
+        ref: resolve(ref, evidence.get(ref), draft.principal, retrieval, NOW)
+        for ref in prepared.cited
     }
     hidden = frozenset(ref for ref, state in resolutions.items() if state in HIDDEN)
     verdicts = [
@@ -72,16 +74,20 @@ def test_messages_written_from_plain_values_are_the_models_bytes(r: random.Rando
     draft, policy = _draft(r)
     prepared = prepare(draft, policy)
     ev = evaluate(prepared, lookup(draft.tenant_id, prepared.refs_to_resolve), policy, NOW)
+    # The verdict's parts are in their wire form already: each must be exactly what its model
+    # writes (no field more, none missing, an optional ``None`` absent).
     claims = tuple(
         ClaimOut(
-            text=c.text,
-            citations=tuple(CitationKey(kind=k.kind, id=k.id) for k in c.citations),
-            grounding_status=c.grounding_status,
+            text=c["text"],
+            citations=tuple(CitationKey(**k) for k in c["citations"]),
+            grounding_status=c["grounding_status"],
         )
         for c in ev.claims
     )
-    sources = tuple(CitationOut(**c._asdict()) for c in ev.citations)
-    rows = tuple(LedgerRow(**row._asdict()) for row in ev.ledger_rows)
+    sources = tuple(CitationOut(**c) for c in ev.citations)
+    rows = tuple(LedgerRow(**row) for row in ev.ledger_rows)
+    for models, parts in ((claims, ev.claims), (sources, ev.citations), (rows, ev.ledger_rows)):
+        assert dumps([m.model_dump(exclude_none=True) for m in models]) == dumps(parts)
     common = {"event_id": "e", "turn_id": "t", "draft_id": "d", "tenant_id": "acme"}
     answer = {"attempt": 0, "user_id": "u", "kind": DraftKind.ANSWER, "policy_version": "p"}
     output = ev.redacted_output or {}
@@ -154,3 +160,20 @@ def test_distinct_refs_between_is_the_refs_between_without_repeats(
     expected = tuple(dict.fromkeys(Tokens().refs_between(text, start, end)))
     assert tokens.distinct_refs_between(text, start, end) == expected
     assert None not in expected
+
+
+HIDING_PIECES = [*TOKEN_PIECES, "[DOC-0002]", "[DOC-", "]", "[", "[OBS-1", "\n", "."]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from(HIDING_PIECES), max_size=16).map("".join),
+    st.sets(st.sampled_from([CitationRef(EvidenceKind.DOC, 2), CitationRef(EvidenceKind.OBS, 1)])),
+)
+def test_hidden_tokens_cut_by_the_pattern_are_the_scanned_ones(
+    text: str, hidden: set[CitationRef]
+) -> None:
+    """Redaction finds a string's hidden tokens by a pattern of the hidden refs alone; the
+    result is ``remove_tokens``'s, which scans every token of the grammar."""
+    refs = frozenset(hidden)
+    assert claim_status._remove(text, claim_status._hidden(refs)) == remove_tokens(text, refs)

@@ -222,6 +222,26 @@ def test_dangling_buried_in_timeline_section_and_grounding() -> None:
     ]
 
 
+def test_more_than_1000_distinct_citations_fail_at_the_first_one_past_the_limit() -> None:
+    tokens = " ".join(f"[OBS-{i}]" for i in range(1, 1000))  # 999 distinct, one repeated below
+    out = {
+        "answer_markdown": f"It moved {tokens} [OBS-1].",
+        "claims": [
+            {"text": "Again [OBS-2] and [OBS-1000] and [OBS-1001] [OBS-1002].", "citations": []}
+        ],
+    }
+    prepared, ev = verdict(make_draft(out))
+    assert prepared.refs_to_resolve == frozenset()
+    assert prepared.units == ()
+    assert [(f.code.value, f.path, f.detail) for f in ev.failures] == [
+        ("schema_invalid", "claims[0].text", "more than 1000 distinct citations")
+    ]
+    out["claims"][0]["text"] = "Again [OBS-2] and [OBS-1000]."  # exactly 1,000: fine
+    prepared, ev = verdict(make_draft(out))
+    assert len(prepared.refs_to_resolve) == 1000
+    assert "schema_invalid" not in {f.code.value for f in ev.failures}
+
+
 def test_other_tenant_and_huge_ids_are_dangling() -> None:
     huge = 2**64 + 5
     out = {"answer_markdown": f"A [DOC-5555]. B [OBS-{huge}]. C [OBS-50412]."}
@@ -251,7 +271,7 @@ def test_hidden_is_never_not_in_retrieval() -> None:
     out = {"answer_markdown": "A [OBS-50412] [DOC-4242]."}
     _, ev = verdict(make_draft(out, retrieval=[OBS_ENTER]))
     assert ev.failures == ()
-    assert {r.resolution.value for r in ev.ledger_rows} == {"resolved", "acl_redacted"}
+    assert {r["resolution"].value for r in ev.ledger_rows} == {"resolved", "acl_redacted"}
 
 
 # --- rule 5: redaction ---------------------------------------------------------------------------
