@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import pstats
 import statistics
 import sys
@@ -227,6 +228,10 @@ def one(d: Draft, records: dict[CitationRef, EvidenceRecord], policy: TenantPoli
     return decide(None, prepared, ev, policy, NOW, "bench").outcome
 
 
+#: ``--gc paused``: the core's rounds run as the worker runs a batch.
+GC_PAUSED = False
+
+
 def rate(work: Callable[[], int], seconds: float) -> tuple[float, float]:
     """Items per second of ``work`` (which returns how many items it did), for ``seconds``: by
     the wall clock and by the process's CPU time."""
@@ -246,8 +251,14 @@ def bench(name: str, output: dict[str, Any], kind: DraftKind, rounds: int, secon
     outcome = one(drafts[0], records)
 
     def core() -> int:
-        for d in drafts:
-            one(d, records)
+        if GC_PAUSED:  # as the worker runs a batch (worker/stream/collector.py)
+            gc.disable()
+        try:
+            for d in drafts:
+                one(d, records)
+        finally:
+            if GC_PAUSED:
+                gc.enable()
         return len(drafts)
 
     def baseline() -> int:
@@ -367,7 +378,19 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--profile", type=int, default=0, metavar="N")
+    parser.add_argument(
+        "--gc",
+        choices=("on", "paused"),
+        default="on",
+        help="on: CPython's collector as is (default); paused: the start-up heap frozen and no "
+        "automatic collection while a batch of 64 drafts is decided, as the worker runs a batch",
+    )
     args = parser.parse_args()
+    global GC_PAUSED  # noqa: PLW0603 - one switch for the whole run
+    GC_PAUSED = args.gc == "paused"
+    if GC_PAUSED:
+        gc.collect()
+        gc.freeze()
     if args.profile:
         profile("typical answer", typical_answer(), DraftKind.ANSWER, args.profile)
         profile("large report", large_report(), DraftKind.REPORT, args.profile)
