@@ -143,7 +143,7 @@ class Settings(BaseSettings):
     )
     batch_size: int = Field(default=200, ge=1, description="drafts per batch")
     batch_wait_s: float = Field(
-        default=0.05,
+        default=0.02,
         gt=0,
         description="the longest a batch waits for more drafts after its first one "
         "(a saturated stream)",
