@@ -151,3 +151,16 @@ async def test_a_record_the_topic_refuses_fails_alone(bed: Bed) -> None:
         (turn, b"after", [("n", b"3")]),
     ]
     assert partition == acks[0].result().partition  # type: ignore[attr-defined]
+
+
+async def test_keyless_records_are_delivered(bed: Bed) -> None:
+    """A dead letter of a keyless draft stays keyless: it goes to a partition the topic has."""
+    records: list[OutRecord] = [
+        (bed.out, None, f"keyless-{i}".encode(), (), None) for i in range(5)
+    ]
+    acks = await bed.publisher.send_many(records)
+    await asyncio.wait(acks)
+    assert [a.exception() for a in acks] == [None] * 5
+    got = await consumed(bed.bootstrap, bed.out, 5)
+    seen = sorted((m.key, m.value) for ms in got.values() for m in ms)
+    assert seen == [(None, f"keyless-{i}".encode()) for i in range(5)]
