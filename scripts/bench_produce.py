@@ -6,8 +6,8 @@
 Settings come from the environment as the worker reads them (``KAFKA_BOOTSTRAP_SERVERS``). The
 producer is the worker's own: the Faust app built by ``worker.stream.app`` (acks=all, zstd, its
 batch and request sizes), started on its own. Each batch is what a decided draft batch publishes:
-per draft an output (~2 KB JSON, keyed by turn), its ledger batch (~0.7 KB, same key) and its
-turn-state changelog record (~0.3 KB, explicit partition), in decision order, on three private
+per draft an output (~2 KB JSON, keyed by turn), its ledger batch (~0.5 KB, same key) and its
+turn-state changelog record (~0.1 KB, explicit partition), in decision order, on three private
 6-partition topics (deleted afterwards).
 
 The two paths, each handing a batch over and then awaiting every acknowledgement (what
@@ -143,6 +143,6 @@ if __name__ == "__main__":
     parser.add_argument("--batches", type=int, default=20, help="batches per path per round")
     parser.add_argument("--drafts", type=int, default=200, help="drafts per batch (3 records each)")
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds; min is kept")
-    if "KAFKA_BOOTSTRAP_SERVERS" not in os.environ:
+    if not {"KAFKA_BOOTSTRAP_SERVERS", "GW_KAFKA_BOOTSTRAP_SERVERS"} & set(os.environ):
         parser.error('set KAFKA_BOOTSTRAP_SERVERS (eval "$(scripts/services env)")')
     asyncio.run(main(parser.parse_args()))
