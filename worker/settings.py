@@ -169,6 +169,11 @@ class Settings(BaseSettings):
         description="compression of every record the worker produces (zstd: ~4.5 us a record, "
         "outputs ~10x smaller)",
     )
+    produce_batched: bool = Field(
+        default=True,
+        description="a batch's records are handed to the producer in one go, grouped by topic "
+        "and partition in decision order (aiokafka send_batch), not one send per record",
+    )
     producer_linger_s: float = Field(
         default=0.0,
         ge=0,

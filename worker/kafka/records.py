@@ -14,6 +14,9 @@ from worker.core.tracecontext import propagated
 
 Headers = tuple[tuple[str, bytes], ...]
 
+#: One record to append: topic, key, value, headers, partition (``None``: the key's partition).
+OutRecord = tuple[str, bytes | None, bytes, Headers, int | None]
+
 #: W3C trace context headers propagated from a draft to every message derived from it.
 TRACE_HEADERS = ("traceparent", "tracestate")
 

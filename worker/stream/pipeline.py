@@ -54,7 +54,7 @@ from worker.retry import (
 )
 from worker.settings import Settings
 from worker.stream.lookahead import Lookahead, merged, record_key
-from worker.stream.ports import Publisher, TurnStore
+from worker.stream.ports import BulkPublisher, Publisher, TurnStore
 from worker.stream.resolve import BatchResolver, Resolved
 from worker.tracing import parse_traceparent
 
@@ -376,22 +376,29 @@ class BatchProcessor:
     async def _publish(self, out: Sequence[Outgoing]) -> None:
         """Send every record and wait for the broker's acknowledgements; retry what failed.
 
-        Records are handed to the producer one after the other, in decision order, and only then
+        Records are handed to the producer in decision order (one by one, or in one bulk
+        hand-over that keeps each partition's order, ``GW_PRODUCE_BATCHED``), and only then
         awaited together: a turn's outputs reach its partition in the order they were decided.
         """
+        bulk = self._publisher if self._settings.produce_batched else None
+        if not isinstance(bulk, BulkPublisher):
+            bulk = None
         pending = list(out)
         attempt = 0
         while pending:
             acks: list[asyncio.Future[object] | RetriableFault] = []
-            for o in pending:
-                try:
-                    sent = await self._publisher.send(
-                        o.topic, o.key, o.value, o.headers, o.partition
-                    )
-                except RetriableFault as refused:
-                    acks.append(refused)
-                else:
-                    acks.append(asyncio.ensure_future(sent))  # a future stays itself: no task
+            if bulk is not None:
+                acks.extend(await bulk.send_many(pending))
+            else:
+                for o in pending:
+                    try:
+                        sent = await self._publisher.send(
+                            o.topic, o.key, o.value, o.headers, o.partition
+                        )
+                    except RetriableFault as refused:
+                        acks.append(refused)
+                    else:
+                        acks.append(asyncio.ensure_future(sent))  # a future stays itself
             futures = [a for a in acks if isinstance(a, asyncio.Future)]
             if futures:
                 await asyncio.wait(futures)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import NamedTuple, Protocol
+import asyncio
+from collections.abc import Awaitable, Sequence
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from worker.core.deadline_index import DeadlineIndex
 from worker.core.turns import TurnState
-from worker.kafka.records import Headers
+from worker.kafka.records import Headers, OutRecord
 
 
 class StoredTurn(NamedTuple):
@@ -60,5 +61,19 @@ class Publisher(Protocol):
         """Enqueue one record; the returned awaitable completes when the broker acknowledged it.
 
         Raises :class:`worker.faults.BrokerUnavailable` when the broker cannot take it.
+        """
+        ...
+
+
+@runtime_checkable
+class BulkPublisher(Publisher, Protocol):
+    """A publisher that also takes a batch's records in one hand-over (``GW_PRODUCE_BATCHED``)."""
+
+    async def send_many(self, records: Sequence[OutRecord]) -> Sequence[asyncio.Future[object]]:
+        """Enqueue ``records`` in order; one future per record, in the same order.
+
+        A partition's records reach it in the order given. A future fails with
+        :class:`worker.faults.BrokerUnavailable` when the broker could not take that record
+        (retriable) or :class:`worker.faults.PoisonFault` when it refused it.
         """
         ...
