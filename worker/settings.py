@@ -156,8 +156,8 @@ class Settings(BaseSettings):
     )
     batch_look_ahead: bool = Field(
         default=True,
-        description="while a batch is decided, admit the records buffered behind it and fetch "
-        "their evidence, when at least half a batch waits (worker/stream/lookahead.py)",
+        description="once the next batch is complete in the take's buffer while one is decided, "
+        "admit its records and fetch their evidence meanwhile (worker/stream/lookahead.py)",
     )
     gc_paused_in_batch: bool = Field(
         default=True,

@@ -248,11 +248,6 @@ class _Adapters:
         return processor, probe
 
 
-def _look_ahead_from(settings: Settings) -> int | None:
-    """Look ahead once half a batch waits behind the one in hand (a saturated stream)."""
-    return max(1, settings.batch_size // 2) if settings.batch_look_ahead else None
-
-
 def _wire_agent(
     app: faust.App,
     drafts_topic: Any,
@@ -277,9 +272,7 @@ def _wire_agent(
                 partial(adapters.open, resources, publisher),
                 adapters.metrics,
                 collector=BatchCollector(enabled=settings.gc_paused_in_batch),
-                look_ahead_from=max(1, settings.batch_size // 2)
-                if settings.batch_look_ahead
-                else None,
+                look_ahead=settings.batch_look_ahead,
             )
             take = OverlappedTake(
                 stream,
@@ -288,6 +281,7 @@ def _wire_agent(
                 max_wait=settings.batch_wait_s,
                 convert=to_incoming,
             )
+            take.on_full = loop.next_batch_complete
             async for events in take.batches():
                 await loop.take([to_incoming(e) for e in events], take)
                 yield None

@@ -79,11 +79,14 @@ class Lookahead(Generic[Item]):
         self._classify = classify
         self._resolve = resolve
         self._task: asyncio.Task[Ahead[Item]] | None = None
+        #: The records the look-ahead in flight is for.
+        self._keys: frozenset[RecordKey] = frozenset()
 
     def start(self, records: Sequence[Incoming]) -> None:
         """Admit ``records`` and fetch their evidence in the background (drops one in flight)."""
         self.cancel()
         if records:
+            self._keys = frozenset(map(record_key, records))
             self._task = asyncio.ensure_future(self._ahead(list(records)))
 
     async def _ahead(self, records: list[Incoming]) -> Ahead[Item]:
@@ -95,11 +98,15 @@ class Lookahead(Generic[Item]):
         resolved, fetches = await self._resolve(list(items.values()))
         return Ahead(items, resolved, fetches)
 
-    async def take(self) -> Ahead[Item] | None:
-        """The look-ahead in flight (waited for), or ``None``: none, or it failed (dropped)."""
-        task, self._task = self._task, None
-        if task is None:
+    async def take(self, batch: Sequence[Incoming]) -> Ahead[Item] | None:
+        """The look-ahead for ``batch`` (waited for), or ``None``: none, or it failed (dropped).
+
+        A look-ahead for none of the batch's records is left in flight, for the batch after.
+        """
+        task = self._task
+        if task is None or not any(record_key(rec) in self._keys for rec in batch):
             return None
+        self._task = None
         try:
             ahead = await task
         except asyncio.CancelledError:

@@ -69,10 +69,6 @@ class Intake(Protocol):
         """Drop the buffered records of ``partition`` (they are read again)."""
         ...
 
-    def upcoming(self) -> list[Incoming]:
-        """The records buffered behind the batch in hand (the next batch, most likely)."""
-        ...
-
 
 class StartOffsets(Protocol):
     """Where the group resumes partitions (``worker.stream.stall_watchdog.OffsetProbe``)."""
@@ -85,11 +81,12 @@ class StartOffsets(Protocol):
 class Processor(Protocol):
     """The batch pipeline (``worker.stream.pipeline.BatchProcessor``)."""
 
-    async def process(self, batch: Sequence[Incoming], upcoming: Sequence[Incoming] = ()) -> object:
-        """Decide and publish every record; return once the broker acknowledged the outputs.
+    async def process(self, batch: Sequence[Incoming]) -> object:
+        """Decide and publish every record; return once the broker acknowledged the outputs."""
+        ...
 
-        Meanwhile ``upcoming`` (records buffered behind the batch) may be read ahead.
-        """
+    def look_ahead(self, records: Sequence[Incoming]) -> None:
+        """Start the reads of ``records`` (the next batch) while the batch in hand is decided."""
         ...
 
     async def dead_letter_batch(self, batch: Sequence[Incoming], error: str) -> object:
@@ -144,7 +141,7 @@ class DraftLoop:
         monotonic: Callable[[], float] = time.monotonic,
         dead_letter_retry_s: float = DEAD_LETTER_RETRY_S,
         collector: BatchCollector | None = None,
-        look_ahead_from: int | None = None,
+        look_ahead: bool = False,
     ) -> None:
         self._state = state
         self._partitions = partitions
@@ -156,8 +153,8 @@ class DraftLoop:
         self._processor: Processor | None = None
         self._probe: StartOffsets | None = None
         self._collector = collector or BatchCollector(enabled=False)
-        #: Look ahead when at least this many records wait behind the batch (``None``: never).
-        self._look_ahead_from = look_ahead_from
+        #: Read the next batch ahead once it is complete (:meth:`next_batch_complete`).
+        self._look_ahead = look_ahead
 
     async def take(self, batch: list[Incoming], intake: Intake) -> None:
         """Decide what of ``batch`` may be decided now; dead-letter it if it fails as a whole."""
@@ -174,7 +171,7 @@ class DraftLoop:
             admitted = batch
         try:
             with self._collector.paused():
-                await self._processor.process(admitted, self._upcoming(intake))
+                await self._processor.process(admitted)
         except Exception as exc:  # noqa: BLE001 - the batch failed as a whole: never ack it silently
             log.error("batch.failed", error=type(exc).__name__, records=len(admitted))  # noqa: TRY400
             await self._dead_letter(self._processor, admitted, type(exc).__name__)
@@ -182,12 +179,14 @@ class DraftLoop:
         self._metrics.batch_seconds.observe(self._monotonic() - started)
         state.batches += 1
 
-    def _upcoming(self, intake: Intake) -> list[Incoming]:
-        """The records to read ahead: those buffered, when enough wait (a saturated stream)."""
-        if self._look_ahead_from is None:
-            return []
-        upcoming = intake.upcoming()
-        return upcoming if len(upcoming) >= self._look_ahead_from else []
+    def next_batch_complete(self, records: Sequence[Incoming]) -> None:
+        """The take's buffer is full: have ``records`` read ahead (never raises into the take)."""
+        if not self._look_ahead or self._processor is None:
+            return
+        try:
+            self._processor.look_ahead(records)
+        except Exception as exc:  # noqa: BLE001 - a look-ahead is an optimisation, never a fault
+            log.warning("lookahead.not_started", error=type(exc).__name__)
 
     async def _in_order(self, batch: list[Incoming], intake: Intake) -> list[Incoming]:
         """The records of a batch that may be decided now, in partition order (see ``offsets``)."""

@@ -134,17 +134,14 @@ class BatchProcessor:
         }
 
     # ------------------------------------------------------------------------------------------
-    async def process(
-        self, batch: Sequence[Incoming], upcoming: Sequence[Incoming] = ()
-    ) -> BatchReport:
+    async def process(self, batch: Sequence[Incoming]) -> BatchReport:
         """Decide and route every record of ``batch``; return when all outputs are acknowledged.
 
-        ``upcoming``: records buffered behind the batch, admitted and read meanwhile (see
-        ``worker.stream.lookahead``) for the next batch to use.
+        What a look-ahead (:meth:`look_ahead`) already did for its records is used.
         """
         report = BatchReport()
         self._metrics.batch_size.observe(len(batch))
-        items, (evidence, unavailable) = await self._admitted(batch, upcoming, report)
+        items, (evidence, unavailable) = await self._admitted(batch, report)
         now = self._clock()
         out: list[Outgoing] = []
         for item in items:
@@ -175,16 +172,19 @@ class BatchProcessor:
         report.published = len(out)
         return report
 
+    def look_ahead(self, records: Sequence[Incoming]) -> None:
+        """Admit ``records`` (the next batch) and fetch their evidence in the background."""
+        self._lookahead.start(records)
+
     def close(self) -> None:
         """Drop the look-ahead in flight (the consumer is stopping)."""
         self._lookahead.cancel()
 
     async def _admitted(
-        self, batch: Sequence[Incoming], upcoming: Sequence[Incoming], report: BatchReport
+        self, batch: Sequence[Incoming], report: BatchReport
     ) -> tuple[list[_Item], Resolved]:
         """The batch's items and evidence, with what the look-ahead already did for it."""
-        ahead = await self._lookahead.take()
-        self._lookahead.start(upcoming)
+        ahead = await self._lookahead.take(batch)
         if ahead is None:
             items = [self._classify(rec) for rec in batch]
             return items, await self._resolve(items, report)

@@ -51,6 +51,9 @@ class OverlappedTake(Generic[Record]):
     ) -> None:
         self._stream = stream
         self._convert = convert
+        #: Called with the buffered records once the buffer is full: the next batch is complete
+        #: while the one in hand is still processed (``worker.stream.lookahead`` reads it).
+        self.on_full: Callable[[list[Record]], None] | None = None
         self._max = max_size
         self._quiet = min(quiet, max_wait)
         self._max_wait = max_wait
@@ -104,6 +107,8 @@ class OverlappedTake(Generic[Record]):
         self._arrived.set()
         if len(self._events) >= self._max:
             self._full.set()
+            if self.on_full is not None:
+                self.on_full(self.upcoming())
         return value
 
     async def batches(self) -> AsyncIterator[list[Any]]:

@@ -16,8 +16,9 @@ async def test_a_batch_read_ahead_is_decided_without_a_fetch_of_its_own() -> Non
     store = InMemoryEvidenceStore(RECORDS)
     proc, _, sent = processor(store)
     first, second = rec("t-1", GOOD), rec("t-2", GOOD)
-    await proc.process([first], [second])
-    assert store.batches == [("acme",), ("acme",)]  # the first batch's, then the look-ahead's
+    proc.look_ahead([second])  # the take's buffer filled while the first batch is decided
+    await proc.process([first])
+    assert store.batches == [("acme",), ("acme",)]  # the look-ahead's and the first batch's
     report = await proc.process([second])
     assert store.batches == [("acme",), ("acme",)]  # nothing more: the look-ahead's evidence
     assert report.store_fetches == 1
@@ -31,7 +32,7 @@ async def test_records_not_read_ahead_are_read_then_and_each_tenant_keeps_its_ow
     store = InMemoryEvidenceStore(RECORDS)
     proc, _, sent = processor(store)
     ahead, later = rec("t-a", GOOD), rec("t-g", GOOD, tenant="globex")
-    await proc.process([], [ahead])
+    proc.look_ahead([ahead])
     report = await proc.process([ahead, later])
     assert store.batches == [("acme",), ("globex",)]
     assert report.store_fetches == 2
@@ -44,7 +45,7 @@ async def test_records_not_read_ahead_are_read_then_and_each_tenant_keeps_its_ow
 async def test_records_read_ahead_but_never_handed_out_are_left_unused() -> None:
     store = InMemoryEvidenceStore(RECORDS)
     proc, _, sent = processor(store)
-    await proc.process([], [rec("t-never", GOOD)])
+    proc.look_ahead([rec("t-never", GOOD)])
     await proc.process([rec("t-1", GOOD)])
     assert [v["turn_id"] for v in sent.on("validated")] == ["t-1"]
     assert store.batches == [("acme",), ("acme",)]
@@ -55,7 +56,7 @@ async def test_a_look_ahead_that_met_an_outage_is_dropped_and_the_batch_reads_ag
     store = DownStore(failures=1)
     proc, _, sent = processor(store, retry_budget=0)
     first = rec("t-1", GOOD)
-    await proc.process([], [first])
+    proc.look_ahead([first])
     await asyncio.sleep(0.01)  # the look-ahead runs (and fails) before the batch comes
     report = await proc.process([first])
     assert store.calls == 2
@@ -85,7 +86,7 @@ class Gate(FetchEachTenant):
 async def test_close_drops_a_look_ahead_in_flight() -> None:
     store = Gate()
     proc, _, _ = processor(store)
-    await proc.process([], [rec("t-1", GOOD)])
+    proc.look_ahead([rec("t-1", GOOD)])
     for _ in range(5):
         await asyncio.sleep(0)
     assert store.started == 1

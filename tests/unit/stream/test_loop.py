@@ -60,8 +60,6 @@ class Intake:
     def __init__(self) -> None:
         self.left: set[int] = set()
         self.discarded: list[int] = []
-        #: Records waiting behind the batch in hand (what a look-ahead would read).
-        self.buffered: list[Incoming] = []
 
     def leave(self, partitions: set[int]) -> None:
         self.left |= partitions
@@ -69,9 +67,6 @@ class Intake:
     def discard(self, partition: int) -> int:
         self.discarded.append(partition)
         return 0
-
-    def upcoming(self) -> list[Incoming]:
-        return list(self.buffered)
 
 
 class Probe:
@@ -95,7 +90,7 @@ class Harness:
         assignment: Assignment | None = None,
         probe: Probe | None = None,
         collector: BatchCollector | None = None,
-        look_ahead_from: int | None = None,
+        look_ahead: bool = False,
     ) -> None:
         self.proc, self.sent = proc, sent
         self.assignment = assignment or Assignment()
@@ -111,7 +106,7 @@ class Harness:
             self.metrics,
             dead_letter_retry_s=0.0,
             collector=collector,
-            look_ahead_from=look_ahead_from,
+            look_ahead=look_ahead,
         )
 
     async def open(self) -> tuple[BatchProcessor, StartOffsets | None]:
@@ -135,21 +130,19 @@ def harness(store: InMemoryEvidenceStore | None = None, **kw: Any) -> Harness:
     return Harness(proc, sent, **kw)
 
 
-@pytest.mark.parametrize(("waiting", "read_ahead"), [(2, True), (1, False)])
-async def test_the_records_behind_a_batch_are_read_ahead_once_enough_wait(
-    waiting: int, read_ahead: bool
-) -> None:
+@pytest.mark.parametrize("look_ahead", [True, False])
+async def test_a_complete_next_batch_is_read_ahead_when_enabled(look_ahead: bool) -> None:
     store = InMemoryEvidenceStore(RECORDS)
-    h = harness(store, look_ahead_from=2)
+    h = harness(store, look_ahead=look_ahead)
     first, second, third = (at(rec(f"t-{i}", GOOD), i) for i in range(3))
-    h.intake.buffered = [second, third][:waiting]
+    h.loop.next_batch_complete([second, third])  # before the adapters opened: nothing to do
     await h.take(first)
+    h.loop.next_batch_complete([second, third])  # the take's buffer filled meanwhile
     await asyncio.sleep(0.01)  # a look-ahead runs while the loop waits
-    assert len(store.batches) == (2 if read_ahead else 1)
-    h.intake.buffered = []
-    await h.take(*[second, third][:waiting])
-    assert h.decided() == [b"t-0", b"t-1", b"t-2"][: 1 + waiting]
-    # One fetch per batch, the look-ahead's standing in for the second batch's own.
+    assert len(store.batches) == (2 if look_ahead else 1)
+    await h.take(second, third)
+    assert h.decided() == [b"t-0", b"t-1", b"t-2"]
+    # One fetch per batch either way: the look-ahead's stands in for the second batch's own.
     assert len(store.batches) == 2
     assert h.metrics.registry.get_sample_value("grounding_batch_processing_seconds_count") == 2
 

@@ -143,6 +143,22 @@ async def test_the_buffer_holds_at_most_one_batch_while_the_body_runs() -> None:
     await batches.aclose()
 
 
+async def test_a_full_buffer_announces_the_next_batch_once_while_the_body_runs() -> None:
+    stream, take, batches, pending = await started(max_size=2, quiet=0.001, max_wait=0.001)
+    announced: list[list[int]] = []
+    take.on_full = lambda records: announced.append(offsets(records))
+    await stream.deliver(0)
+    await stream.deliver(1)
+    assert announced == [[0, 1]]  # full before the agent took it: announced too (harmless)
+    assert offsets(await pending) == [0, 1]
+    await stream.deliver(2)
+    assert announced == [[0, 1]]  # not full yet
+    await stream.deliver(3)
+    assert announced == [[0, 1], [2, 3]]  # the next batch is complete: exactly its records
+    assert offsets(await batches.__anext__()) == [2, 3]
+    await batches.aclose()
+
+
 async def test_discarded_records_are_never_handed_out_or_acknowledged() -> None:
     stream, take, batches, pending = await started(max_size=10, quiet=0.001, max_wait=0.001)
     await stream.deliver(0, partition=0)
