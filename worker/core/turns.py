@@ -307,6 +307,11 @@ def decide(  # noqa: PLR0917 -- the agreed call shape of the worker loop
         )
         if d.draft_id == state.deciding_draft_id:
             outbound += _out(TopicRole.LEDGER, d.turn_id, state.terminal_ledger)
+        elif d.draft_id == state.regenerate_draft_id:
+            # The turn's failed draft again, after the turn ended (a crash between its outputs
+            # and its offset): its own ledger batch, which the crash may have lost; never its
+            # regenerate request, since the turn is over.
+            outbound += _out(TopicRole.LEDGER, d.turn_id, state.regenerate_ledger)
         return Decision(state, outbound, None, Outcome.UNCHANGED)
     if d.draft_id == state.regenerate_draft_id:
         outbound = _out(TopicRole.REGENERATE, d.turn_id, state.regenerate_request) + _out(

@@ -121,6 +121,23 @@ def test_terminal_republishes_recorded_event() -> None:
     assert same.outbound == first.outbound
 
 
+def test_the_failed_draft_redelivered_after_the_turn_ended_republishes_its_own_ledger() -> None:
+    """Found by the SIGKILL e2e test: a crash after the turn's terminal state reached the
+    changelog but before the failed draft's ledger batch reached the broker lost that batch for
+    good. The failed draft, redelivered, now re-publishes it (never its regenerate request: the
+    turn is over), beside the terminal event any draft of the turn gets."""
+    first = run(make_draft(failing()))
+    assert first.state is not None
+    second = run(make_draft(good_answer(), draft_id="d-2"), first.state)
+    assert second.state is not None
+    again = run(make_draft(failing()), second.state, now=NOW + timedelta(seconds=30))
+    assert again.outcome == "unchanged"
+    assert topics(again) == ["validated", "ledger"]
+    assert again.outbound[0] == second.outbound[0]  # the terminal event, same bytes
+    assert again.outbound[1] == first.outbound[1]  # the failed draft's own ledger, same bytes
+    assert message(again, "ledger")["draft_id"] == "d-1"
+
+
 def test_identity_mismatch_is_dead_lettered() -> None:
     state = regenerating()
     for kw in (
