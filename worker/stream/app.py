@@ -282,8 +282,8 @@ def _wire_agent(
                 convert=to_incoming,
             )
             take.on_full = loop.next_batch_complete
-            async for events in take.batches():
-                await loop.take([to_incoming(e) for e in events], take)
+            async for batch in take.batches():
+                await loop.take(batch, take)
                 yield None
 
 

@@ -20,6 +20,9 @@ buffered records of a partition that is being read again (see ``worker.stream.of
 :meth:`OverlappedTake.leave` keeps the batch in hand's records of partitions lost in a rebalance
 from being acknowledged (their new owner decides them).
 
+Each event is converted once, on arrival (``convert``): the batches and the full buffer handed
+out are the converted records; the events are kept only to be acknowledged.
+
 Uses Faust's stream internals (``add_processor``, ``_enable_passive``, ``current_event``) exactly
 as ``take_events`` does in faust-streaming 0.15; the pin (<0.16) keeps them stable.
 """
@@ -57,7 +60,9 @@ class OverlappedTake(Generic[Record]):
         self._max = max_size
         self._quiet = min(quiet, max_wait)
         self._max_wait = max_wait
+        #: Buffered events (acknowledged after their batch) and their records, in arrival order.
         self._events: list[Any] = []
+        self._records: list[Record] = []
         self._first_at = 0.0
         self._last_at = 0.0
         self._arrived = asyncio.Event()
@@ -72,17 +77,15 @@ class OverlappedTake(Generic[Record]):
 
     def discard(self, partition: int) -> int:
         """Drop the buffered (not yet handed out, never acknowledged) records of ``partition``."""
-        keep = [e for e in self._events if e.message.partition != partition]
+        keep = [i for i, e in enumerate(self._events) if e.message.partition != partition]
         dropped = len(self._events) - len(keep)
-        self._events[:] = keep
+        if dropped:
+            self._events[:] = [self._events[i] for i in keep]
+            self._records[:] = [self._records[i] for i in keep]
         if len(keep) < self._max:
             self._full.clear()
             self._room.set()
         return dropped
-
-    def upcoming(self) -> list[Record]:
-        """The buffered records not handed out yet, in arrival order, converted."""
-        return [self._convert(e) for e in self._events]
 
     def leave(self, partitions: set[int]) -> None:
         """Do not acknowledge the batch in hand's records of ``partitions`` (no longer ours)."""
@@ -104,14 +107,15 @@ class OverlappedTake(Generic[Record]):
             self._first_at = now
         self._last_at = now
         self._events.append(event)
+        self._records.append(self._convert(event))
         self._arrived.set()
         if len(self._events) >= self._max:
             self._full.set()
             if self.on_full is not None:
-                self.on_full(self.upcoming())
+                self.on_full(self._records[:])
         return value
 
-    async def batches(self) -> AsyncIterator[list[Any]]:
+    async def batches(self) -> AsyncIterator[list[Record]]:
         """Yield batches; each batch's records are acknowledged when the body returns."""
         stream = self._stream
         loop = asyncio.get_running_loop()
@@ -133,12 +137,14 @@ class OverlappedTake(Generic[Record]):
             if not self._events:  # discarded meanwhile
                 continue
             batch = self._events[: self._max]
+            records = self._records[: len(batch)]
             del self._events[: len(batch)]
+            del self._records[: len(batch)]
             self._full.clear()
             self._room.set()
             self.last_size = len(batch)
             self.last_wait = loop.time() - self._first_at
-            yield batch
+            yield records
             # Only after the body returned: a batch abandoned by an exception or a shutdown is
             # never acknowledged, so it is read again (take_events acknowledges it regardless).
             left, self._left = self._left, set()

@@ -204,3 +204,30 @@ async def test_records_of_a_partition_left_after_a_rebalance_are_not_acknowledge
     assert offsets(await nxt) == [2]
     assert stream.acked == [0, 1]
     await batches.aclose()
+
+
+async def test_each_record_is_converted_once_on_arrival() -> None:
+    stream = FakeStream()
+    converted: list[int] = []
+
+    def convert(event: Any) -> str:
+        converted.append(event.message.offset)
+        return f"rec-{event.message.offset}"
+
+    take = OverlappedTake(stream, max_size=2, quiet=0.001, max_wait=0.001, convert=convert)
+    announced: list[list[str]] = []
+    take.on_full = announced.append
+    batches = take.batches()
+    pending = asyncio.ensure_future(anext(batches))
+    await asyncio.sleep(0)
+    await stream.deliver(0)
+    await stream.deliver(1)
+    assert await pending == ["rec-0", "rec-1"]
+    await stream.deliver(2)
+    await stream.deliver(3)
+    assert announced == [["rec-0", "rec-1"], ["rec-2", "rec-3"]]
+    assert take.discard(5) == 0
+    assert await batches.__anext__() == ["rec-2", "rec-3"]
+    assert converted == [0, 1, 2, 3]  # once each: the full buffer and the batch share them
+    assert stream.acked == [0, 1]
+    await batches.aclose()
