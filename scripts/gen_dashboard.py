@@ -145,6 +145,22 @@ ROWS: list[tuple[str, list[tuple[str, str, str, str, list[dict[str, Any]]]]]] = 
                 ],
             ),
             (
+                "Batch time by stage (mean per batch)",
+                "Where a batch's time goes: window (waiting for the batch to close), evidence "
+                "(admission and the store look-up left after the read-ahead), decide, publish "
+                "(until the broker acknowledged the outputs). A growing evidence share means "
+                "the stores are slow; a growing decide share, CPU.",
+                "s",
+                "timeseries",
+                [
+                    q(
+                        f"{rate('grounding_batch_stage_seconds_sum', 'stage')}"
+                        f" / {rate('grounding_batch_stage_seconds_count', 'stage')}",
+                        "{{stage}}",
+                    )
+                ],
+            ),
+            (
                 "Batch size",
                 "Records per processed batch: p50, p99 and mean. Small batches under load mean "
                 "the batch window closes first (GW_BATCH_WAIT_S); batches at GW_BATCH_SIZE "

@@ -101,6 +101,16 @@ class Metrics:
         self.ledger_rows = Counter(
             "grounding_ledger_rows_written_total", "Ledger rows the sink inserted.", registry=r
         )
+        self.batch_stage_seconds = Histogram(
+            "grounding_batch_stage_seconds",
+            "Where a batch's time goes, by stage: window (its first record's wait for the batch "
+            "to close), evidence (admission and the store look-up left after any read-ahead), "
+            "decide (the verdicts, turn states and outputs), publish (until the broker "
+            "acknowledged every output).",
+            ["stage"],
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=r,
+        )
         self.batch_seconds = Histogram(
             "grounding_batch_processing_seconds",
             "Wall time from taking a batch to its outputs acknowledged (every draft of the batch "

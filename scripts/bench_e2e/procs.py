@@ -117,6 +117,22 @@ def health(port: int) -> dict[str, Any] | None:
     return None
 
 
+def scrape_by_label(port: int, name: str, label: str) -> dict[str, float]:
+    """Samples of one metric from /metrics, summed by the value of ``label``; {} if no answer."""
+    body = http_get(port, "/metrics", timeout=5.0)
+    found: dict[str, float] = {}
+    if body is None:
+        return found
+    marker = f'{label}="'
+    for line in body.decode().splitlines():
+        if not line.startswith(name + "{") or marker not in line:
+            continue
+        value = line.split(marker, 1)[1].split('"', 1)[0]
+        with contextlib.suppress(ValueError):
+            found[value] = found.get(value, 0.0) + float(line.rsplit(" ", 1)[1])
+    return found
+
+
 def scrape(port: int, names: tuple[str, ...]) -> dict[str, float]:
     """Sum of every sample of each named metric (labels folded) from /metrics; {} if no answer."""
     body = http_get(port, "/metrics", timeout=5.0)

@@ -217,8 +217,17 @@ def table(doc: dict[str, Any]) -> str:
             )
     lines += [
         "",
-        _row("run", "offered/s", "achieved/s", "p50 ms", "p95 ms", "p99 ms"),
-        "|---|---:|---:|---:|---:|---:|",
+        _row(
+            "run",
+            "offered/s",
+            "achieved/s",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "batch",
+            "ms per batch: window / evidence / decide / publish",
+        ),
+        "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     series = [
         (f"worker, {section['saturation']['tenants']} tenant(s)", section.get("latency", []))
@@ -232,6 +241,8 @@ def table(doc: dict[str, Any]) -> str:
                     f"{name}, {round(p['fraction'] * 100)} %",
                     *(_fmt(p[k]) for k in ("offered_per_s", "achieved_per_s")),
                     *(_fmt(p[k]) for k in ("p50_ms", "p95_ms", "p99_ms")),
+                    _fmt(p.get("mean_batch_size")),
+                    _stages_cell(p.get("stage_ms_per_batch")),
                 )
             )
     lines += ["", "| target | value | met |", "|---|---:|---|"]
@@ -314,3 +325,10 @@ def chart(doc: dict[str, Any], path: Path) -> None:
 def write(doc: dict[str, Any], json_path: Path) -> None:
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+
+
+def _stages_cell(stages: dict[str, float] | None) -> str:
+    """``window / evidence / decide / publish`` in ms, or ``-`` (a baseline has no stages)."""
+    if not stages:
+        return "-"
+    return " / ".join(_fmt(stages.get(k)) for k in ("window", "evidence", "decide", "publish"))

@@ -38,6 +38,7 @@ from bench_e2e.procs import (
     machine_cpu,
     python_argv,
     scrape,
+    scrape_by_label,
 )
 from worker.settings import Settings
 
@@ -515,6 +516,7 @@ async def latency(
         if not await wait_outputs(sc.collector, sc.all_procs, [r.index for r in warm], 180):
             raise RuntimeError(f"{sc.name}: no output for the warm-up drafts within 180 s")
         for rate in rates:
+            before = _batch_stages(sc.ports[0]) if "worker" in system else None
             count = max(20, int(rate * seconds))
             records = gen.take(count)
             indices = [r.index for r in records]
@@ -555,12 +557,51 @@ async def latency(
                     "max_ms_per_second": [max(v) for _, v in sorted(per_second.items())],
                 }
             )
+            if before is not None:
+                points[-1].update(_stages_between(before, _batch_stages(sc.ports[0])))
             await asyncio.sleep(1.0)
         if "worker" in system:
             rss = sc.procs[0].peak_rss_mb()
             for p in points:
                 p["peak_rss_mb"] = round(rss, 1) if rss else None
     return points
+
+
+STAGES = ("window", "evidence", "decide", "publish")
+
+
+def _batch_stages(port: int) -> dict[str, dict[str, float]]:
+    """The worker's batch-stage histogram (sum and count by stage) and its batch sizes, now."""
+    return {
+        "sum": scrape_by_label(port, "grounding_batch_stage_seconds_sum", "stage"),
+        "count": scrape_by_label(port, "grounding_batch_stage_seconds_count", "stage"),
+        "size": scrape(port, ("grounding_batch_size_sum", "grounding_batch_size_count")),
+    }
+
+
+def _stages_between(
+    before: dict[str, dict[str, float]], after: dict[str, dict[str, float]]
+) -> dict[str, Any]:
+    """Mean ms per batch of each stage, and the mean batch size, between two scrapes."""
+    out: dict[str, Any] = {}
+    batches = after["size"].get("grounding_batch_size_count", 0.0) - before["size"].get(
+        "grounding_batch_size_count", 0.0
+    )
+    if batches > 0:
+        drafts = after["size"]["grounding_batch_size_sum"] - before["size"].get(
+            "grounding_batch_size_sum", 0.0
+        )
+        out["batches"] = int(batches)
+        out["mean_batch_size"] = round(drafts / batches, 1)
+    stages = {}
+    for stage in STAGES:
+        n = after["count"].get(stage, 0.0) - before["count"].get(stage, 0.0)
+        if n > 0:
+            total = after["sum"].get(stage, 0.0) - before["sum"].get(stage, 0.0)
+            stages[stage] = round(1000 * total / n, 1)
+    if stages:
+        out["stage_ms_per_batch"] = stages
+    return out
 
 
 # --- scale-out -----------------------------------------------------------------------------------

@@ -282,7 +282,9 @@ def _wire_agent(
                 convert=to_incoming,
             )
             take.on_full = loop.next_batch_complete
+            window = adapters.metrics.batch_stage_seconds.labels(stage="window")
             async for batch in take.batches():
+                window.observe(take.last_wait)
                 await loop.take(batch, take)
                 yield None
 

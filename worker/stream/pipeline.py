@@ -27,6 +27,7 @@ Rules it keeps (contract §7):
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -120,6 +121,10 @@ class BatchProcessor:
         self._lookahead: Lookahead[_Item] = Lookahead(self._classify, self._resolve_ahead)
         self._policies = policies
         self._metrics = metrics
+        self._stage_seconds = {
+            stage: metrics.batch_stage_seconds.labels(stage=stage)
+            for stage in ("evidence", "decide", "publish")
+        }
         self._version = worker_version
         self._clock = clock
         self._delay = backoff_delays(
@@ -141,7 +146,9 @@ class BatchProcessor:
         """
         report = BatchReport()
         self._metrics.batch_size.observe(len(batch))
+        started = time.perf_counter()
         items, (evidence, unavailable) = await self._admitted(batch, report)
+        fetched = time.perf_counter()
         now = self._clock()
         out: list[Outgoing] = []
         for item in items:
@@ -168,7 +175,12 @@ class BatchProcessor:
                 )
         if self._also_publish is not None:
             out.extend(self._also_publish())
+        decided = time.perf_counter()
         await self._publish(out)
+        stage = self._stage_seconds
+        stage["evidence"].observe(fetched - started)
+        stage["decide"].observe(decided - fetched)
+        stage["publish"].observe(time.perf_counter() - decided)
         report.published = len(out)
         return report
 

@@ -527,3 +527,64 @@ async def test_deferred_records_are_published_after_the_outputs_of_their_batch()
         TOPICS["ledger"],
         "turns-changelog",
     ]
+
+
+class SlowStore(InMemoryEvidenceStore):
+    """Evidence that takes ``delay`` seconds to answer."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__(RECORDS)
+        self.delay = delay
+
+    async def fetch(
+        self, tenant_id: str, refs: Collection[CitationRef]
+    ) -> Mapping[CitationRef, EvidenceRecord]:
+        await asyncio.sleep(self.delay)
+        return await super().fetch(tenant_id, refs)
+
+
+class SlowAcks(Sent):
+    """A broker that acknowledges ``delay`` seconds after the hand-over."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
+
+    async def send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes,
+        headers: Headers,
+        partition: int | None = None,
+    ) -> Awaitable[object]:
+        self.records.append((topic, key, value, headers))
+        return asyncio.ensure_future(asyncio.sleep(self.delay))
+
+
+def stage_seconds(metrics: Metrics) -> dict[str, tuple[float, float]]:
+    """(count, sum) of grounding_batch_stage_seconds by stage."""
+    got: dict[str, list[float]] = {}
+    for family in metrics.registry.collect():
+        for sample in family.samples:
+            if sample.name.startswith("grounding_batch_stage_seconds_"):
+                kind = sample.name.rsplit("_", 1)[1]
+                if kind in ("count", "sum"):
+                    pair = got.setdefault(sample.labels["stage"], [0.0, 0.0])
+                    pair[0 if kind == "count" else 1] = sample.value
+    return {stage: (c, s) for stage, (c, s) in got.items()}
+
+
+async def test_a_batch_reports_where_its_time_went_by_stage() -> None:
+    """Operators (and scripts/bench) read the store and broker waits apart from the CPU."""
+    proc, _, _ = processor(SlowStore(0.05))
+    slow = SlowAcks(0.03)
+    proc._publisher = slow
+    metrics = proc._metrics
+    await proc.process([rec("t-a", GOOD), rec("t-b", GOOD)])
+    stages = stage_seconds(metrics)
+    assert set(stages) == {"evidence", "decide", "publish"}  # "window" is the take's (app.py)
+    assert all(count == 1 for count, _ in stages.values())
+    assert stages["evidence"][1] >= 0.05
+    assert 0.03 <= stages["publish"][1] < 0.05 + 0.03
+    assert stages["decide"][1] < 0.03  # no waiting in the decisions themselves
