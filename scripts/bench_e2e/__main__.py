@@ -182,6 +182,7 @@ async def worker_runs(
     sat = await scenarios.saturation(bench, f"worker{len(tenants)}t", "worker", tenants, a.drafts)
     log(f"  {sat['throughput_per_s']} drafts/s, outcomes {sat.get('outcomes')}")
     log("  " + report.cpu_line(sat))
+    log("  " + report.stages_line(sat))
     log("  " + report.ledger_line(sat))
     doc["worker"][key] = {"saturation": sat}
     rate = sat["throughput_per_s"]

@@ -146,6 +146,14 @@ def cpu_line(run: dict[str, Any]) -> str:
     )
 
 
+def stages_line(run: dict[str, Any]) -> str:
+    """Where a worker run's batches spent their time, per batch."""
+    return (
+        f"ms per batch (window / evidence / decide / publish): "
+        f"{_stages_cell(run.get('stage_ms_per_batch'))}, mean batch {run.get('mean_batch_size')}"
+    )
+
+
 def ledger_line(run: dict[str, Any]) -> str:
     """Whether the ledger of a saturation run arrived in Postgres."""
     led = run.get("ledger") or {}

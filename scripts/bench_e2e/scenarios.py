@@ -352,6 +352,7 @@ async def saturation(
         complete = await wait_outputs(sc.collector, sc.all_procs, indices, max(120, n / 50))
         busy1, total1 = machine_cpu()
         metrics = scrape(sc.ports[0], WORKER_METRICS) if "worker" in system else {}
+        stages = _batch_stages(sc.ports[0]) if "worker" in system else None
         batches = (health(sc.ports[0]) or {}).get("batches") if "worker" in system else None
         cpu_s = proc.cpu_seconds() or 0.0
         rss = proc.peak_rss_mb()
@@ -396,6 +397,12 @@ async def saturation(
                 "postgres_queries_counted_by": method,
                 "mongo_queries": mongo_queries,
                 "mongo_get_mores": finds[1] - finds_before[1],
+                # The whole run, warm-up included: where the batches' time went.
+                "stage_ms_per_batch": _stages_between(_NO_STAGES, stages).get(
+                    "stage_ms_per_batch"
+                )
+                if stages
+                else None,
                 "store_queries_per_draft": round((scans + mongo_queries) / n, 4),
                 "store_queries_per_draft_counted_by": method,
                 # None when the worker's /metrics page does not answer.
@@ -568,6 +575,7 @@ async def latency(
 
 
 STAGES = ("window", "evidence", "decide", "publish")
+_NO_STAGES: dict[str, dict[str, float]] = {"sum": {}, "count": {}, "size": {}}
 
 
 def _batch_stages(port: int) -> dict[str, dict[str, float]]:
