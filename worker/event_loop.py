@@ -1,15 +1,23 @@
-"""The process's event loop, chosen once at an entry point (``GW_EVENT_LOOP``).
+"""The process's event loop (``GW_EVENT_LOOP``) and thread switching, set once at an entry point.
 
 uvloop runs the same asyncio programs on libuv: the worker's Faust agent, aiokafka's fetcher
 and sender, asyncpg and PyMongo spend less CPU per record in the loop itself. The standard
 library's loop stays one setting away (``GW_EVENT_LOOP=asyncio``), e.g. to rule uvloop out when
 chasing a bug. Set before the first loop is made: Faust's worker and ``asyncio.run`` then both
 use it.
+
+Faust runs its Kafka consumer (aiokafka's fetcher) in a thread of its own, beside the event
+loop's. While the loop's thread decides a batch it holds the interpreter lock, and CPython hands
+it to the other thread only every ``sys.getswitchinterval()`` seconds (5 ms by default): the
+consumer thread then barely runs, the next batch fills with a handful of records, and a
+saturated worker decides many small batches that each wait a store round trip.
+:func:`use_thread_switch_interval` shortens that interval (``GW_THREAD_SWITCH_INTERVAL_S``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Literal
 
 EventLoop = Literal["uvloop", "asyncio"]
@@ -23,3 +31,8 @@ def use_event_loop(name: EventLoop) -> None:
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     else:
         asyncio.set_event_loop_policy(asyncio.DefaultEventLoopPolicy())
+
+
+def use_thread_switch_interval(seconds: float) -> None:
+    """How long a thread may hold the interpreter lock before another may take it."""
+    sys.setswitchinterval(seconds)

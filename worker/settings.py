@@ -261,6 +261,14 @@ class Settings(BaseSettings):
         description="the process's event loop: uvloop (libuv, less CPU per record) or the "
         "standard library's",
     )
+    thread_switch_interval_s: float = Field(
+        default=0.0005,
+        gt=0,
+        le=0.1,
+        description="how often the interpreter lock may pass between threads "
+        "(sys.setswitchinterval; CPython's default is 0.005): Faust reads Kafka in a thread "
+        "of its own, which a batch being decided starves at the default (worker/event_loop.py)",
+    )
 
     # --- replay ----------------------------------------------------------------------------------
     replay_max_count: int = Field(

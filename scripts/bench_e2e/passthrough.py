@@ -71,11 +71,12 @@ def run_faust(
     """A Faust app with the worker's settings and an agent that only forwards."""
     import faust  # noqa: PLC0415 - per mode
 
-    from worker.event_loop import use_event_loop  # noqa: PLC0415
+    from worker.event_loop import use_event_loop, use_thread_switch_interval  # noqa: PLC0415
     from worker.settings import Settings  # noqa: PLC0415
 
     settings = Settings()
     use_event_loop(settings.event_loop)  # the worker's loop: the same transport underneath
+    use_thread_switch_interval(settings.thread_switch_interval_s)  # and the same threads
     app = faust.App(
         app_id,
         broker=f"kafka://{settings.kafka_bootstrap_servers}",

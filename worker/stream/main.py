@@ -10,7 +10,7 @@ import structlog
 
 from worker import __version__
 from worker.core.policy import PolicyBook
-from worker.event_loop import use_event_loop
+from worker.event_loop import use_event_loop, use_thread_switch_interval
 from worker.kafka.topics_admin import create_topics
 from worker.ledger.main import run_sink
 from worker.logs import configure_logging
@@ -34,6 +34,7 @@ def run_worker(settings: Settings) -> None:
     """Create the topics if needed, then run the Faust worker and the ledger sink until stopped."""
     configure_logging(settings.log_level, json=settings.log_json)
     use_event_loop(settings.event_loop)
+    use_thread_switch_interval(settings.thread_switch_interval_s)
     policies = load_policies(settings.policy_file)
     asyncio.run(create_topics(settings))
     metrics = Metrics()
