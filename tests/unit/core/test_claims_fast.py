@@ -10,6 +10,7 @@ equal field by field, or both must raise the same ``ValueError``.
 
 from __future__ import annotations
 
+import contextlib
 import random
 from typing import Any
 
@@ -82,10 +83,8 @@ def _with_memo(output: dict[str, Any], kind: str) -> list[ClaimUnit]:
     """The units from the memo ``cite`` filled; when ``cite`` stops at an invalid entry (the
     verdict never gets that far) the memo is partly filled, which must not change them either."""
     tokens = Tokens()
-    try:
+    with contextlib.suppress(ValueError):
         cite(output, tokens)
-    except ValueError:
-        pass
     return claim_units(output, kind, tokens)
 
 
