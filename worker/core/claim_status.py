@@ -45,6 +45,8 @@ _ITEM = re.compile(r"^(claims|sections|timeline)\[(\d+)\]")
 #: The top-level key of a path, and the list index right after it if any (``claims[2].text``).
 _TOP = re.compile(r"([^.\[]*)(?:\[(\d+)\])?")
 _TEXT_FIELD = {"claims": "text", "sections": "body_markdown", "timeline": "text"}
+#: A kind's member by its value without the enum's call (``EvidenceKind(kind)`` for any other).
+_KINDS = {k.value: k for k in EvidenceKind}
 _STRUCTURED_LISTS = ("claims", "sections", "timeline")
 
 
@@ -185,7 +187,8 @@ def _scrub(value: Any, hidden: _Hidden) -> Any:
 
 def _entry_ref(entry: Any) -> CitationRef | None:
     if isinstance(entry, dict):
-        return CitationRef(EvidenceKind(entry["kind"]), entry["id"])
+        kind = entry["kind"]
+        return _new(CitationRef, (_KINDS.get(kind) or EvidenceKind(kind), entry["id"]))
     return None
 
 
