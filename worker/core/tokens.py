@@ -206,8 +206,11 @@ class Tokens:
             lookup = self._by_token.__getitem__
             fromkeys = dict.fromkeys
             try:
+                # No None in the table: no overlong token was read.
                 return [
-                    tuple(fromkeys(map(lookup, found))) if (found := findall(text, s, e)) else ()
+                    tuple(fromkeys(map(lookup, found)))  # type: ignore[arg-type]
+                    if (found := findall(text, s, e))
+                    else ()
                     for s, e in spans
                 ]
             except KeyError:  # a token not read yet: read them (and remember them) below
