@@ -264,7 +264,22 @@ def _unit(found: _Found, tokens: _Scan, at: str, item: Mapping[Any, Any]) -> Non
         if kind is int or kind is float or kind is bool or child is None:
             continue
         if kind is list and key == "citations":
-            _entries(found, tokens, f"{at}.{key!s}", child)
+            if (  # one checked {kind, id} entry (a unit's usual list): ``_entries`` inline
+                len(child) == 1
+                and type(entry := child[0]) is dict
+                and len(entry) == 2
+                and type(name := entry.get("kind")) is str
+                and type(ident := entry.get("id")) is int
+                and ident >= 0
+                and name in _KINDS
+            ):
+                ref = _new(CitationRef, (_KINDS[name], ident))
+                found.structured.append(len(found.refs))
+                found.refs.append(ref)
+                found.paths.append(f"{at}.{key!s}[0]")
+                tokens.remember_entries(child, [ref])
+            else:
+                _entries(found, tokens, f"{at}.{key!s}", child)
             continue
         inner = _shape(child)
         if inner is _STR:
