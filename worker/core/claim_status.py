@@ -213,7 +213,8 @@ def _scrub(value: Any, hidden: _Hidden) -> Any:
 def _entry_ref(entry: Any) -> CitationRef | None:
     if isinstance(entry, dict):
         kind = entry["kind"]
-        return _new(CitationRef, (_KINDS.get(kind) or EvidenceKind(kind), entry["id"]))
+        member = _KINDS.get(kind) if type(kind) is str else None
+        return _new(CitationRef, (member or EvidenceKind(kind), entry["id"]))
     return None
 
 

@@ -105,7 +105,8 @@ def check_quotes(
         if quote is None:
             continue
         kind = entry["kind"]
-        ref = _new(CitationRef, (_KINDS.get(kind) or EvidenceKind(kind), entry["id"]))
+        member = _KINDS.get(kind) if type(kind) is str else None
+        ref = _new(CitationRef, (member or EvidenceKind(kind), entry["id"]))
         if resolutions.get(ref) not in _VISIBLE_SOURCE:
             continue
         check = check_quote(quote, evidence[ref].text)
