@@ -201,17 +201,25 @@ def _entries(found: _Found, tokens: _Scan, path: str, items: Sequence[Any]) -> N
     """A structured citation list: every item is an entry (its strings are plain data)."""
     refs: list[CitationRef] = []
     cited, paths, structured = found.refs, found.paths, found.structured
+    kinds = _KINDS
     for i, item in enumerate(items):
-        at = f"{path}[{i}]"
         if (  # the JSON case inline (``entry_ref_or_none``'s first test)
             type(item) is dict
             and type(kind := item.get("kind")) is str
             and type(ident := item.get("id")) is int
             and ident >= 0
-            and kind in _KINDS
+            and kind in kinds
         ):
-            ref = _new(CitationRef, (_KINDS[kind], ident))
+            ref = _new(CitationRef, (kinds[kind], ident))
+            if len(item) == 2:  # a dict holding a checked kind and id: nothing else to read
+                refs.append(ref)
+                structured.append(len(cited))
+                cited.append(ref)
+                paths.append(f"{path}[{i}]")
+                continue
+            at = f"{path}[{i}]"
         else:
+            at = f"{path}[{i}]"
             ref = entry_ref(item, at)
         refs.append(ref)
         structured.append(len(cited))
@@ -247,10 +255,31 @@ def _unit(found: _Found, tokens: _Scan, at: str, item: Mapping[Any, Any]) -> Non
     for key, child in item.items():
         kind = type(child)  # exact JSON types first: one identity test each
         if kind is str:
-            if "[" in child:  # the path is built only for a string that may cite
-                _inline(found, tokens, f"{at}.{key!s}", child)
+            if "[" in child:  # the path is built only for a string that cites
+                refs = tokens.refs(child)
+                if refs:
+                    found.refs += refs
+                    found.paths += [f"{at}.{key!s}"] * len(refs)
             continue
         if kind is int or kind is float or kind is bool or child is None:
+            continue
+        if kind is list and key == "citations":
+            if (  # one checked {kind, id} entry (a unit's usual list): ``_entries`` inline
+                len(child) == 1
+                and type(entry := child[0]) is dict
+                and len(entry) == 2
+                and type(name := entry.get("kind")) is str
+                and type(ident := entry.get("id")) is int
+                and ident >= 0
+                and name in _KINDS
+            ):
+                ref = _new(CitationRef, (_KINDS[name], ident))
+                found.structured.append(len(found.refs))
+                found.refs.append(ref)
+                found.paths.append(f"{at}.{key!s}[0]")
+                tokens.remember_entries(child, [ref])
+            else:
+                _entries(found, tokens, f"{at}.{key!s}", child)
             continue
         inner = _shape(child)
         if inner is _STR:

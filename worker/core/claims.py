@@ -72,39 +72,78 @@ def _answer_units(output: Mapping[str, Any], tokens: Tokens) -> list[ClaimUnit]:
     markdown = output.get("answer_markdown")
     if isinstance(markdown, str):
         sentence = UnitKind.SENTENCE
+        spans = sentence_spans(markdown)
         # A sentence span never cuts a token: its tokens are the matches inside the span.
-        cites = "[" in markdown
-        between = tokens.distinct_refs_between
-        for index, span in enumerate(sentence_spans(markdown)):
-            start, end = span
-            refs = between(markdown, start, end) if cites else ()
-            text = markdown[start:end]
-            units.append(_new(ClaimUnit, (sentence, "answer_markdown", text, span, refs, index)))
-    for i, claim in enumerate(_items(output.get("claims"))):
-        text = _text(claim.get("text"))
-        path = f"claims[{i}]"
-        refs = _distinct([*_inline(text, tokens), *_structured(claim, path, tokens)])
-        units.append(_new(ClaimUnit, (UnitKind.CLAIM, path, text, None, refs, i)))
+        refs_of = tokens.distinct_refs_of_spans(markdown, spans)
+        units = [
+            _new(ClaimUnit, (sentence, "answer_markdown", markdown[span[0] : span[1]], span, r, i))
+            for i, (span, r) in enumerate(zip(spans, refs_of, strict=True))
+        ]
+    claims = output.get("claims")
+    if isinstance(claims, list | tuple) and claims:
+        claim = UnitKind.CLAIM
+        refs_of_text = tokens.refs
+        entry_refs = tokens.entry_refs
+        for i, item in enumerate(claims):
+            if type(item) is not dict:
+                item = item if isinstance(item, Mapping) else {}  # noqa: PLW2901
+            text = item.get("text")
+            if type(text) is not str:
+                text = _text(text)
+            path = f"claims[{i}]"
+            entries = item.get("citations")
+            structured = (
+                (entry_refs(entries) or _structured(item, path, tokens))
+                if isinstance(entries, list | tuple)
+                else []
+            )
+            inline = refs_of_text(text) if "[" in text else ()
+            if inline or len(structured) > 1:
+                refs = tuple(dict.fromkeys([*inline, *structured]))
+            else:
+                refs = tuple(structured)
+            units.append(_new(ClaimUnit, (claim, path, text, None, refs, i)))
     return units
 
 
 def _report_units(output: Mapping[str, Any], tokens: Tokens) -> list[ClaimUnit]:
     units: list[ClaimUnit] = []
+    append = units.append
     refs_of = tokens.refs
+    entry_refs = tokens.entry_refs
+    fromkeys = dict.fromkeys
     section_kind, timeline_kind = UnitKind.SECTION, UnitKind.TIMELINE
     for i, section in enumerate(_items(output.get("sections"))):
-        body = _text(section.get("body_markdown"))
+        body = section.get("body_markdown")
+        if type(body) is not str:
+            body = _text(body)
         if not has_assertion(body):
             continue
         path = f"sections[{i}]"
-        heading = refs_of(_text(section.get("heading")))
-        refs = _distinct([*heading, *refs_of(body), *_structured(section, path, tokens)])
-        units.append(_new(ClaimUnit, (section_kind, path, body, None, refs, i)))
+        heading = section.get("heading")
+        entries = section.get("citations")
+        structured = (
+            (entry_refs(entries) or _structured(section, path, tokens))
+            if isinstance(entries, list | tuple)
+            else ()
+        )
+        if type(heading) is str and "[" not in heading:  # most headings cite nothing
+            refs = tuple(fromkeys([*refs_of(body), *structured]))
+        else:
+            refs = tuple(fromkeys([*refs_of(_text(heading)), *refs_of(body), *structured]))
+        append(_new(ClaimUnit, (section_kind, path, body, None, refs, i)))
     for i, entry in enumerate(_items(output.get("timeline"))):
-        text = _text(entry.get("text"))
-        path = f"timeline[{i}]"
-        refs = _distinct([*refs_of(text), *_structured(entry, path, tokens)])
-        units.append(_new(ClaimUnit, (timeline_kind, path, text, None, refs, i)))
+        text = entry.get("text")
+        if type(text) is not str:
+            text = _text(text)
+        entries = entry.get("citations")
+        structured = (
+            (entry_refs(entries) or _structured(entry, f"timeline[{i}]", tokens))
+            if isinstance(entries, list | tuple)
+            else ()
+        )
+        refs = tuple(fromkeys([*refs_of(text), *structured]))
+        append(_new(ClaimUnit, (timeline_kind, f"timeline[{i}]", text, None, refs, i)))
     return units
 
 

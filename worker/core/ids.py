@@ -23,7 +23,7 @@ _NAMESPACE_BYTES = NAMESPACE.bytes
 
 
 def _encode(purpose: str, *parts: str) -> str:
-    return "".join(f"{len(p)}:{p}" for p in (purpose, *parts))
+    return "".join([f"{len(p)}:{p}" for p in (purpose, *parts)])  # a list: no generator frame
 
 
 def _uuid(purpose: str, *parts: str) -> str:

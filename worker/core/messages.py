@@ -187,6 +187,8 @@ def rfc3339(moment: datetime) -> str:
     if moment.tzinfo is None:
         raise ValueError("naive datetime: the core only takes timezone-aware times")
     utc = moment.astimezone(UTC)
+    if utc.year >= 1000:  # ``isoformat`` (~3 x faster) writes these exactly as below, plus "+00:00"
+        return utc.isoformat(timespec="milliseconds")[:-6] + "Z"
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 

@@ -77,6 +77,10 @@ _QUOTE_RANK = {
     QuoteCheck.MISMATCH: 3,
 }
 _VISIBLE_SOURCE = frozenset({Resolution.RESOLVED, Resolution.NOT_IN_RETRIEVAL})
+#: A kind's member by its value without the enum's call (``EvidenceKind(kind)`` for any other).
+_KINDS = {k.value: k for k in EvidenceKind}
+#: ``tuple.__new__``: a ``CitationRef`` from checked parts without its Python ``__new__``.
+_new = tuple.__new__
 
 
 def check_quotes(
@@ -100,7 +104,9 @@ def check_quotes(
         quote = entry.get("quote")
         if quote is None:
             continue
-        ref = CitationRef(EvidenceKind(entry["kind"]), entry["id"])
+        kind = entry["kind"]
+        member = _KINDS.get(kind) if type(kind) is str else None
+        ref = _new(CitationRef, (member or EvidenceKind(kind), entry["id"]))
         if resolutions.get(ref) not in _VISIBLE_SOURCE:
             continue
         check = check_quote(quote, evidence[ref].text)

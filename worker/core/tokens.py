@@ -194,6 +194,30 @@ class Tokens:
                 pass
         return tuple(dict.fromkeys(self._read(found)))
 
+    def distinct_refs_of_spans(
+        self, text: str, spans: Sequence[tuple[int, int]]
+    ) -> list[tuple[CitationRef, ...]]:
+        """``[distinct_refs_between(text, s, e) for s, e in spans]`` in one call: a sentence
+        unit's refs for every sentence of a text, the per-span steps in one loop."""
+        if "[" not in text:
+            return [()] * len(spans)
+        findall = _findall
+        if not self._overlong:
+            lookup = self._by_token.__getitem__
+            fromkeys = dict.fromkeys
+            try:
+                # No None in the table: no overlong token was read.
+                return [
+                    tuple(fromkeys(map(lookup, found)))  # type: ignore[arg-type]
+                    if (found := findall(text, s, e))
+                    else ()
+                    for s, e in spans
+                ]
+            except KeyError:  # a token not read yet: read them (and remember them) below
+                pass
+        between = self.distinct_refs_between
+        return [between(text, s, e) for s, e in spans]
+
     def _read(self, tokens: list[str]) -> list[CitationRef]:
         table = self._by_token
         for token in tokens:

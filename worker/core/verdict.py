@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from itertools import compress
 from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -211,9 +212,13 @@ def evaluate(
     draft = prepared.draft
     failures = list(prepared.failures)
     resolutions, paths = _resolve_all(prepared, evidence, now, failures)
-    hidden = frozenset([r for r, s in resolutions.items() if s in HIDDEN])
+    # The refs whose resolution is hidden, selected in C (one step per distinct ref otherwise).
+    hidden = frozenset(compress(resolutions, map(HIDDEN.__contains__, resolutions.values())))
     first_quote, worst = check_quotes(output, resolutions, evidence, failures)
-    resolved, sources, rows = _per_id(resolutions, paths, evidence, first_quote, worst)
+    visible = frozenset(resolutions).difference(hidden)
+    resolved, sources, rows = _per_id(
+        resolutions, paths, evidence, first_quote, worst, visible=visible
+    )
     verdicts, claims, refused = rule7(
         prepared.units, resolved, hidden, resolutions, policy, failures
     )
@@ -230,14 +235,8 @@ def evaluate(
     if checks:
         failures.extend(contradictions(checks))
     failures.sort(key=lambda f: _CODE_ORDER[f.code])
-    places = (
-        hidden_places(
-            [
-                path
-                for ref, path in zip(prepared.cited, prepared.cited_at, strict=True)
-                if ref in hidden
-            ]
-        )
+    places = (  # the paths citing a hidden ref, selected in C (one step per citation otherwise)
+        hidden_places(compress(prepared.cited_at, map(hidden.__contains__, prepared.cited)))
         if hidden
         else None
     )
@@ -306,15 +305,17 @@ def _per_id(
     evidence: Mapping[CitationRef, EvidenceRecord],
     first_quote: Mapping[CitationRef, str],
     worst: Mapping[CitationRef, QuoteCheck],
+    *,
+    visible: frozenset[CitationRef],
 ) -> tuple[dict[CitationRef, dict[str, Any]], WireParts, WireParts]:
     """One pass over the distinct refs, in order of first citation, writing the wire form of
     what each one publishes: a resolved ref's ``CitationKey`` (by ref, for the claims) and its
     source; every ref's ledger row (metadata only).
 
     Every string published in a source passes ``redact_text``: a store's title may name any id
-    (one the reader may not see), and the agent's quote may hold a hidden token (§3.5).
+    (one the reader may not see), and the agent's quote may hold a hidden token (§3.5):
+    ``visible`` holds the refs of ``resolutions`` that are not hidden.
     """
-    visible = frozenset([r for r, s in resolutions.items() if s not in HIDDEN])
     doc = EvidenceKind.DOC
     keys: dict[CitationRef, dict[str, Any]] = {}
     sources, rows = WireParts(), WireParts()

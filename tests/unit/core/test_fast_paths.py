@@ -162,18 +162,30 @@ def test_distinct_refs_between_is_the_refs_between_without_repeats(
     assert None not in expected
 
 
-HIDING_PIECES = [*TOKEN_PIECES, "[DOC-0002]", "[DOC-", "]", "[", "[OBS-1", "\n", "."]
+HIDING_PIECES = [
+    *TOKEN_PIECES, "[DOC-0002]", "[DOC-", "]", "[", "[OBS-1", "\n", ".",
+    "[EVT-0]", "[EVT-000]", "[DOC-20]", "[DOC-" + "0" * 1500 + "2]", "-0", "[OBS-10]",
+]  # fmt: skip
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(
     st.lists(st.sampled_from(HIDING_PIECES), max_size=16).map("".join),
-    st.sets(st.sampled_from([CitationRef(EvidenceKind.DOC, 2), CitationRef(EvidenceKind.OBS, 1)])),
+    st.sets(
+        st.sampled_from(
+            [
+                CitationRef(EvidenceKind.DOC, 2),
+                CitationRef(EvidenceKind.OBS, 1),
+                CitationRef(EvidenceKind.EVT, 0),
+            ]
+        )
+    ),
 )
 def test_hidden_tokens_cut_by_the_pattern_are_the_scanned_ones(
     text: str, hidden: set[CitationRef]
 ) -> None:
-    """Redaction finds a string's hidden tokens by a pattern of the hidden refs alone; the
-    result is ``remove_tokens``'s, which scans every token of the grammar."""
+    """Redaction finds a string's hidden tokens by the hidden refs' token texts (leading zeros
+    read off, id 0, a hidden id's digits inside a longer id, an overlong run of zeros before
+    one); the result is ``remove_tokens``'s, which scans every token of the grammar."""
     refs = frozenset(hidden)
     assert claim_status._remove(text, claim_status._hidden(refs)) == remove_tokens(text, refs)

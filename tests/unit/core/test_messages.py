@@ -81,6 +81,20 @@ def test_ids_are_unambiguous() -> None:
     assert len(ids) == 8
 
 
+@given(
+    st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),
+    st.integers(-23 * 60, 23 * 60),
+)
+@settings(max_examples=1000, deadline=None)
+def test_rfc3339_is_the_strftime_form_at_any_offset_and_year(naive: datetime, minutes: int) -> None:
+    """``isoformat`` where it writes the same characters, ``strftime`` for years before 1000
+    (which ``strftime`` writes unpadded): the original form, for any moment and offset."""
+    moment = naive.replace(tzinfo=timezone(timedelta(minutes=minutes)))
+    utc = moment.astimezone(UTC)
+    expected = utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    assert rfc3339(moment) == expected
+
+
 def test_rfc3339() -> None:
     moment = datetime(2026, 12, 2, 13, 0, 0, 123456, tzinfo=timezone(timedelta(hours=1)))
     assert rfc3339(moment) == "2026-12-02T12:00:00.123Z"
