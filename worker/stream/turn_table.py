@@ -19,6 +19,7 @@ from typing import Any
 import cramjam
 import orjson
 from faust.stores.rocksdb import Store as RocksDBStore
+from rocksdict import WriteBatch
 
 from worker.core.deadline_index import DeadlineIndex
 from worker.core.turns import TurnState
@@ -125,6 +126,9 @@ class _PlainData:
     def items(self) -> list[tuple[bytes, bytes]]:
         return list(self._data.items())
 
+    def flush(self) -> None:
+        """Nothing waits: every put went to the mapping."""
+
 
 class _PartitionedData:
     """A RocksDB store's data, read and written by partition, never by the current event.
@@ -136,24 +140,50 @@ class _PartitionedData:
     through their bloom filters (reads), with the store's own helpers.
     """
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, *, batched: bool = False) -> None:
         self._store = store
+        #: With ``batched``, a batch's writes gather in one RocksDB write batch per partition
+        #: until :meth:`flush` (a put alone ~5 µs, in a write batch ~2.6); read back from here
+        #: meanwhile, so a turn's second draft in the same batch sees its first's state.
+        self._batched = batched and bool(getattr(store, "use_rocksdict", False))
+        self._pending: dict[bytes, bytes] = {}
+        self._batches: dict[int, WriteBatch] = {}
 
     def get(self, key: bytes) -> bytes | None:
+        raw = self._pending.get(key)
+        if raw is not None:
+            return raw
         found = self._store._get_bucket_for_key(key)
         return None if found is None else found.value
 
     def put(self, key: bytes, partition: int, raw: bytes) -> None:
         store = self._store
         store._key_index[key] = partition
-        store._db_for_partition(partition).put(key, raw)
+        if not self._batched:
+            store._db_for_partition(partition).put(key, raw)
+            return
+        batch = self._batches.get(partition)
+        if batch is None:
+            batch = self._batches[partition] = WriteBatch(raw_mode=True)
+        batch.put(key, raw)
+        self._pending[key] = raw
+
+    def flush(self) -> None:
+        """Write what :meth:`put` gathered (one write per partition's database)."""
+        if not self._batches:
+            return
+        batches, self._batches, self._pending = self._batches, {}, {}
+        for partition, batch in batches.items():
+            self._store._db_for_partition(partition).write(batch)
 
     def delete(self, key: bytes) -> None:
+        self.flush()
         for db in list(self._store._dbs_for_key(key)):
             db.delete(key)
         self._store._key_index.pop(key, None)
 
     def items(self) -> list[tuple[bytes, bytes]]:
+        self.flush()
         return list(self._store._iteritems())
 
 
@@ -192,7 +222,9 @@ class FaustTurnStore:
         if self._local is None:
             data = self._table.data
             self._local = (
-                _PartitionedData(data) if isinstance(data, RocksDBStore) else _PlainData(data)
+                _PartitionedData(data, batched=self._defer)
+                if isinstance(data, RocksDBStore)
+                else _PlainData(data)
             )
         return self._local
 
@@ -215,7 +247,13 @@ class FaustTurnStore:
         self.deadlines.note(turn_id, partition, state)
 
     def take_unsent(self) -> list[tuple[int, bytes, bytes]]:
-        """The deferred changelog records (partition, key, value), oldest first; forgets them."""
+        """The deferred changelog records (partition, key, value), oldest first; forgets them.
+
+        The batch's local writes are flushed first (RocksDB write batches, see
+        :class:`_PartitionedData`): the batch's publish, which calls this, follows its last write.
+        """
+        if self._local is not None:
+            self._local.flush()
         unsent, self._unsent = self._unsent, []
         return unsent
 
