@@ -68,7 +68,10 @@ def normalize_headers(raw: Iterable[tuple[str, bytes | None]] | None) -> Headers
 def trace_headers(incoming: Incoming) -> Headers:
     """The trace-context headers of a draft that may be copied onto every derived message: W3C
     values only (``worker.core.tracecontext``), a ``tracestate`` only beside a valid parent."""
-    parents = [v for k, v in incoming.headers if k == "traceparent"]
+    headers = incoming.headers
+    parents = [v for k, v in headers if k == "traceparent"]
     if len(parents) != 1 or not propagated("traceparent", parents[0]):
         return ()  # W3C: no (single, valid) parent, no trace context at all
-    return tuple((k, v) for k, v in incoming.headers if k in TRACE_HEADERS and propagated(k, v))
+    if len(headers) == 1:
+        return headers  # that valid parent alone (the usual draft): no second check
+    return tuple((k, v) for k, v in headers if k in TRACE_HEADERS and propagated(k, v))

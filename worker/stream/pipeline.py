@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from typing import NamedTuple
 
 import structlog
+from prometheus_client import Counter
 
 from worker.core.contract import ErrorClass, Outcome, TopicRole
 from worker.core.envelope import EnvelopeRejection
@@ -100,6 +101,24 @@ def _utc_from_ms(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000.0, tz=UTC)
 
 
+class _ByLabel:
+    """A counter with one label, its child per label value resolved once (``labels()`` per draft
+    cost ~1 us of keyword and lock handling; a child's ``inc`` ~0.25)."""
+
+    __slots__ = ("_children", "_counter", "_label")
+
+    def __init__(self, counter: Counter, label: str) -> None:
+        self._counter = counter
+        self._label = label
+        self._children: dict[str, Counter] = {}
+
+    def inc(self, value: str) -> None:
+        child = self._children.get(value)
+        if child is None:
+            child = self._children[value] = self._counter.labels(**{self._label: value})
+        child.inc()
+
+
 class BatchProcessor:
     """Decides batches of drafts and routes every verdict; one instance per consumer task."""
 
@@ -129,6 +148,9 @@ class BatchProcessor:
             stage: metrics.batch_stage_seconds.labels(stage=stage)
             for stage in ("evidence", "decide", "publish")
         }
+        self._drafts = _ByLabel(metrics.drafts, "outcome")
+        self._failure_codes = _ByLabel(metrics.failure_codes, "code")
+        self._dead_letters = _ByLabel(metrics.dead_letters, "error_class")
         self._version = worker_version
         self._clock = clock
         self._delay = backoff_delays(
@@ -324,8 +346,8 @@ class BatchProcessor:
         self._store(draft.turn_id, rec.partition, state, decision)
         codes = judgement.failure_codes
         for code in codes:
-            self._metrics.failure_codes.labels(code=code).inc()
-        self._metrics.drafts.labels(outcome=decision.outcome).inc()
+            self._failure_codes.inc(code)
+        self._drafts.inc(decision.outcome)
         report.outcomes[decision.outcome] += 1
         log.info(
             "draft.routed",
@@ -358,7 +380,7 @@ class BatchProcessor:
         traceparent = state.traceparent if state is not None else None
         headers: Headers = (("traceparent", traceparent.encode("ascii")),) if traceparent else ()
         if decision.outbound:
-            self._metrics.drafts.labels(outcome=decision.outcome).inc()
+            self._drafts.inc(decision.outcome)
             report.outcomes[decision.outcome] += 1
             with trace_scope(traceparent):
                 log.info("turn.timed_out", turn_id=control.turn_id, outcome=decision.outcome)
@@ -381,7 +403,7 @@ class BatchProcessor:
     def _dead_letter(
         self, rec: Incoming, error_class: ErrorClass, message: str, report: BatchReport
     ) -> Outgoing:
-        self._metrics.dead_letters.labels(error_class=error_class.value).inc()
+        self._dead_letters.inc(error_class.value)
         report.dead_letters[error_class.value] += 1
         log.warning(
             "draft.dead_lettered",

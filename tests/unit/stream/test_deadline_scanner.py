@@ -6,7 +6,9 @@ import zlib
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import cramjam
 import orjson
+import pytest
 
 from worker.core.turns import TurnPhase, TurnState
 from worker.kafka.control import ControlKind, parse_control
@@ -151,6 +153,57 @@ def test_a_recorded_terminal_event_is_stored_compressed() -> None:
     raw = encode_turn(0, s)
     assert len(raw) * 5 < len(s.model_dump_json())
     assert decode_turn(raw).state.terminal_event == event
+
+
+def test_a_turn_value_keeps_its_json_texts_exactly_and_lz4_json_values_still_read() -> None:
+    """Issue 10 (route step): the recorded messages travel raw after the head, byte for byte."""
+    request = '{"attempt":1,"note":"caf\u00e9 \\"quoted\\" é 🙂"}'
+    ledger = '{"rows":[{"id":"OBS-1"}],"text":"a\\nb"}'
+    event = '{"event":"grounded","text":"x \\" y ' + "é" * 50 + '"}'
+    cases = [
+        state("t-0", TurnPhase.TERMINAL, ended_at=NOW),  # no texts at all
+        state(
+            "t-1",
+            TurnPhase.REGENERATING,
+            regenerate_draft_id="t-1-0",
+            regenerate_request=request,
+            regenerate_ledger=ledger,
+            deadline=NOW,
+            traceparent="00-" + "ab" * 16 + "-" + "cd" * 8 + "-01",
+        ),
+        state(
+            "t-2",
+            TurnPhase.TERMINAL,
+            regenerate_draft_id="t-2-0",
+            regenerate_request=request,
+            regenerate_ledger="",  # an empty text is a text, not an absent one
+            deciding_draft_id="t-2-1",
+            terminal_event=event,
+            terminal_topic="validated",
+            terminal_ledger=ledger,
+            attempts_decided=2,
+            ended_at=NOW,
+        ),
+    ]
+    for s in cases:
+        raw = encode_turn(5, s)
+        assert raw[:1] == b"\x02"
+        back = decode_turn(raw)
+        assert back == (s, 5)
+        assert back.state.regenerate_request == s.regenerate_request
+        assert back.state.regenerate_ledger == s.regenerate_ledger
+        assert back.state.terminal_event == s.terminal_event
+        assert back.state.terminal_ledger == s.terminal_ledger
+        # The LZ4-compressed JSON values written before this step still read.
+        doc = orjson.dumps({"p": 5, "s": orjson.Fragment(s.model_dump_json())})
+        assert decode_turn(b"\x02" + bytes(cramjam.lz4.compress_block(doc))) == (s, 5)
+
+
+def test_a_framed_turn_value_with_bytes_past_its_texts_is_refused() -> None:
+    s = state("t-1", TurnPhase.TERMINAL, ended_at=NOW, terminal_event='{"a":1}')
+    data = bytes(cramjam.lz4.decompress_block(encode_turn(0, s)[1:]))
+    with pytest.raises(ValueError, match="past its texts"):
+        decode_turn(b"\x02" + bytes(cramjam.lz4.compress_block(data + b"x")))
 
 
 def test_a_deferred_changelog_waits_for_the_batch_publish_and_keeps_the_index() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -17,7 +18,8 @@ import faust
 import pytest
 from faust.streams import _current_event
 
-from worker.stream.turn_table import _PartitionedData
+from worker.core.turns import TurnPhase, TurnState
+from worker.stream.turn_table import FaustTurnStore, _PartitionedData
 
 
 @pytest.fixture
@@ -67,3 +69,51 @@ def test_a_missing_turn_is_none(store: Any) -> None:
     local = _PartitionedData(store)
     local.put(b"turn-3", 1, b"state")
     assert local.get(b"other") is None
+
+
+def _state(turn: str) -> TurnState:
+    return TurnState(
+        phase=TurnPhase.TERMINAL,
+        turn_id=turn,
+        tenant_id="acme",
+        user_id="u-1",
+        groups=(),
+        policy_version="p",
+        first_draft_id=f"{turn}-0",
+        first_attempt=0,
+        kind="answer",
+        terminal_event='{"event":"' + turn + '"}',
+        ended_at=datetime(2026, 12, 3, 12, 0, tzinfo=UTC),
+    )
+
+
+def test_a_batchs_writes_read_back_at_once_and_reach_rocksdb_with_its_changelog(
+    tmp_path: Path, event_of_partition_0: None
+) -> None:
+    """Issue 10 (route step): the worker's store gathers a batch's writes in RocksDB write
+    batches; a turn's next draft in the same batch still reads what its first one wrote."""
+    app = faust.App("t-rocks-b", store="rocksdb://", datadir=str(tmp_path), autodiscover=False)
+    table = app.Table("turns", default=None, key_type=bytes, value_type=bytes, partitions=4)
+    turns = FaustTurnStore(table, defer_changelog=True)
+    turns.put("turn-a", 2, _state("turn-a"))
+    turns.put("turn-b", 3, _state("turn-b"))
+    turns.put("turn-a", 2, _state("turn-a").model_copy(update={"attempts_decided": 2}))
+    found = turns.get("turn-a")
+    assert found is not None
+    assert found.state.attempts_decided == 2
+    assert found.partition == 2
+    dbs = table.data._dbs
+    assert all(db.get(b"turn-a") is None for db in dbs.values())  # not written yet
+    unsent = turns.take_unsent()  # the batch's publish: its writes are flushed first
+    assert [(p, k) for p, k, _ in unsent] == [(2, b"turn-a"), (3, b"turn-b"), (2, b"turn-a")]
+    assert dbs[2].get(b"turn-a") == unsent[2][2]
+    assert dbs[3].get(b"turn-b") == unsent[1][2]
+    assert 0 not in dbs or dbs[0].get(b"turn-a") is None
+    turns.put("turn-c", 1, _state("turn-c"))
+    turns.put("turn-d", 1, _state("turn-d"))
+    turns.delete("turn-d", 1)  # flushes first: a pending write is not resurrected later
+    assert dbs[1].get(b"turn-c") is not None
+    turns.take_unsent()
+    assert turns.get("turn-d") is None
+    assert dbs[1].get(b"turn-d") is None
+    assert turns.get("turn-c") is not None
