@@ -98,11 +98,15 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
 
 
 def saturated_rate(out_ms: Sequence[int]) -> float:
-    """Outputs per second between the end of the warm-up and the last output."""
+    """Outputs per second between the end of the warm-up and the last output.
+
+    Output timestamps have millisecond resolution: outputs that all share one millisecond are
+    counted over that millisecond (a lower bound), not over a zero span.
+    """
     ts = sorted(out_ms)
     k = int(len(ts) * WARMUP_FRACTION)
-    span = (ts[-1] - ts[k]) / 1000
-    return (len(ts) - 1 - k) / span if span > 0 else float("nan")
+    span = max(ts[-1] - ts[k], 1) / 1000
+    return (len(ts) - 1 - k) / span
 
 
 def mongo_finds(url: str) -> tuple[int, int]:

@@ -1,14 +1,16 @@
-"""scripts/bench's batch-stage figures: the difference of two scrapes of the worker's metrics."""
+"""scripts/bench's figures: batch stages from two scrapes of the worker's metrics, and rates."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
 from bench_e2e.report import _stages_cell
-from bench_e2e.scenarios import _stages_between
+from bench_e2e.scenarios import _stages_between, saturated_rate
 
 
 def test_stage_means_are_per_batch_between_the_two_scrapes() -> None:
@@ -35,3 +37,9 @@ def test_no_batch_between_the_scrapes_gives_no_figures() -> None:
     same = {"sum": {}, "count": {}, "size": {"grounding_batch_size_count": 3.0}}
     assert _stages_between(same, same) == {}
     assert _stages_cell(None) == "-"
+
+
+def test_a_rate_over_outputs_that_share_one_millisecond_is_finite() -> None:
+    # A fast worker can put a small smoke run's outputs in one millisecond: not a zero span.
+    assert saturated_rate([5_000] * 200) == pytest.approx(189 / 0.001)  # 5 % warm-up left out
+    assert saturated_rate([i * 10 for i in range(101)]) == pytest.approx(95 / 0.95)
