@@ -62,10 +62,6 @@ from worker.tracing import parse_traceparent
 
 log = structlog.get_logger("worker.pipeline")
 
-#: Drafts decided between two yields to the event loop, so the intake keeps filling the next
-#: batch while a large one is decided (decisions stay in order: nothing else decides).
-YIELD_EVERY = 16
-
 
 class Outgoing(NamedTuple):
     """One record to append, with its destination."""
@@ -183,9 +179,7 @@ class BatchProcessor:
             evidence_ready()
         now = self._clock()
         out: list[Outgoing] = []
-        for n, item in enumerate(items):
-            if n and not n % YIELD_EVERY:
-                await asyncio.sleep(0)  # the intake runs: the next batch fills meanwhile
+        for item in items:
             try:
                 with trace_scope(item.incoming.header("traceparent")):
                     out.extend(self._route(item, evidence, unavailable, now, report))
@@ -210,8 +204,6 @@ class BatchProcessor:
         if self._also_publish is not None:
             out.extend(self._also_publish())
         decided = time.perf_counter()
-        if evidence_ready is not None:
-            evidence_ready()  # a second chance: records that arrived while this batch was decided
         await self._publish(out)
         stage = self._stage_seconds
         stage["evidence"].observe(fetched - started)
