@@ -281,7 +281,7 @@ def _wire_agent(
                 max_wait=settings.batch_wait_s,
                 convert=to_incoming,
             )
-            take.on_sealed = loop.next_batch_complete
+            take.on_full = loop.next_batch_complete
             window = adapters.metrics.batch_stage_seconds.labels(stage="window")
             async for batch in take.batches():
                 window.observe(take.last_wait)

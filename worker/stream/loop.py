@@ -69,10 +69,6 @@ class Intake(Protocol):
         """Drop the buffered records of ``partition`` (they are read again)."""
         ...
 
-    def seal(self) -> bool:
-        """Fix the buffered records as the next batch (read ahead) if there are enough."""
-        ...
-
 
 class StartOffsets(Protocol):
     """Where the group resumes partitions (``worker.stream.stall_watchdog.OffsetProbe``)."""
@@ -85,13 +81,8 @@ class StartOffsets(Protocol):
 class Processor(Protocol):
     """The batch pipeline (``worker.stream.pipeline.BatchProcessor``)."""
 
-    async def process(
-        self, batch: Sequence[Incoming], evidence_ready: Callable[[], object] | None = None
-    ) -> object:
-        """Decide and publish every record; return once the broker acknowledged the outputs.
-
-        ``evidence_ready`` is called once the batch's evidence is in hand (the store is free).
-        """
+    async def process(self, batch: Sequence[Incoming]) -> object:
+        """Decide and publish every record; return once the broker acknowledged the outputs."""
         ...
 
     def look_ahead(self, records: Sequence[Incoming]) -> None:
@@ -162,7 +153,7 @@ class DraftLoop:
         self._processor: Processor | None = None
         self._probe: StartOffsets | None = None
         self._collector = collector or BatchCollector(enabled=False)
-        #: Read the next batch ahead once it is sealed (:meth:`next_batch_complete`).
+        #: Read the next batch ahead once it is complete (:meth:`next_batch_complete`).
         self._look_ahead = look_ahead
 
     async def take(self, batch: list[Incoming], intake: Intake) -> None:
@@ -180,10 +171,7 @@ class DraftLoop:
             admitted = batch
         try:
             with self._collector.paused():
-                # Once this batch's evidence is in, the buffered records are sealed as the next
-                # batch and read ahead while this one is decided and published.
-                ready = intake.seal if self._look_ahead else None
-                await self._processor.process(admitted, ready)
+                await self._processor.process(admitted)
         except Exception as exc:  # noqa: BLE001 - the batch failed as a whole: never ack it silently
             log.error("batch.failed", error=type(exc).__name__, records=len(admitted))  # noqa: TRY400
             await self._dead_letter(self._processor, admitted, type(exc).__name__)
@@ -192,7 +180,7 @@ class DraftLoop:
         state.batches += 1
 
     def next_batch_complete(self, records: Sequence[Incoming]) -> None:
-        """The take sealed the next batch (``records``): have it read ahead (never raises)."""
+        """The take's buffer is full: have ``records`` read ahead (never raises into the take)."""
         if not self._look_ahead or self._processor is None:
             return
         try:

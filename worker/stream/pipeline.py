@@ -161,22 +161,16 @@ class BatchProcessor:
         }
 
     # ------------------------------------------------------------------------------------------
-    async def process(
-        self, batch: Sequence[Incoming], evidence_ready: Callable[[], object] | None = None
-    ) -> BatchReport:
+    async def process(self, batch: Sequence[Incoming]) -> BatchReport:
         """Decide and route every record of ``batch``; return when all outputs are acknowledged.
 
-        What a look-ahead (:meth:`look_ahead`) already did for its records is used;
-        ``evidence_ready`` is called once the batch's evidence is in hand (the take then seals
-        the next batch, whose look-ahead runs while this one is decided and published).
+        What a look-ahead (:meth:`look_ahead`) already did for its records is used.
         """
         report = BatchReport()
         self._metrics.batch_size.observe(len(batch))
         started = time.perf_counter()
         items, (evidence, unavailable) = await self._admitted(batch, report)
         fetched = time.perf_counter()
-        if evidence_ready is not None:
-            evidence_ready()
         now = self._clock()
         out: list[Outgoing] = []
         for item in items:

@@ -11,14 +11,6 @@ and on a thin stream every draft waits the whole window. This take (issue 10) di
   ``max_wait`` seconds after its *first* record arrived. A saturated stream keeps records coming
   without pause, so its batches fill up; a thin one closes a batch ``quiet`` after its last
   record. Records that arrived while the body ran are handed out as soon as the intake pauses.
-- **Sealed for a read-ahead.** The buffer is *sealed* when it fills up, or when the body asks
-  (:meth:`OverlappedTake.seal`: the batch in hand has its evidence, so the store is free) and at
-  least ``seal_at`` records are buffered. Exactly the sealed records are the next batch, and
-  ``on_sealed`` announces them (``worker.stream.lookahead`` admits them and fetches their
-  evidence while the body decides and publishes the batch in hand); records arriving after the
-  seal wait for the batch after it. A buffer below ``seal_at`` is not sealed: on a thin stream
-  the next batch keeps growing until the body is free, so it is not split into many small ones
-  that each cost a store round trip.
 
 The offset guarantee is Faust's own: acknowledgements are off for the stream and each record is
 acknowledged only after the body returns from the batch that holds it, so the committed offset
@@ -59,28 +51,22 @@ class OverlappedTake(Generic[Record]):
         quiet: float,
         max_wait: float,
         convert: Callable[[Any], Record],
-        *,
-        seal_at: int | None = None,
     ) -> None:
         self._stream = stream
         self._convert = convert
-        #: Called with the records of the next batch when it is sealed (full, or :meth:`seal`):
-        #: exactly the records it will hold (``worker.stream.lookahead`` reads them ahead).
-        self.on_sealed: Callable[[list[Record]], None] | None = None
+        #: Called with the buffered records once the buffer is full: the next batch is complete
+        #: while the one in hand is still processed (``worker.stream.lookahead`` reads it).
+        self.on_full: Callable[[list[Record]], None] | None = None
         self._max = max_size
-        #: The fewest buffered records :meth:`seal` seals (default: a quarter of a batch).
-        self._seal_at = max(1, seal_at if seal_at is not None else max_size // 4)
-        #: The leading buffered records that are the sealed next batch (0: none sealed).
-        self._sealed = 0
         self._quiet = min(quiet, max_wait)
         self._max_wait = max_wait
         #: Buffered events (acknowledged after their batch) and their records, in arrival order.
         self._events: list[Any] = []
         self._records: list[Record] = []
-        #: When each buffered record arrived (loop time), in order.
-        self._arrivals: list[float] = []
+        self._first_at = 0.0
         self._last_at = 0.0
         self._arrived = asyncio.Event()
+        self._full = asyncio.Event()
         self._room = asyncio.Event()
         self._room.set()
         #: Partitions whose records of the batch in hand must not be acknowledged (see ``leave``).
@@ -94,11 +80,10 @@ class OverlappedTake(Generic[Record]):
         keep = [i for i, e in enumerate(self._events) if e.message.partition != partition]
         dropped = len(self._events) - len(keep)
         if dropped:
-            self._sealed = sum(1 for i in keep if i < self._sealed)
             self._events[:] = [self._events[i] for i in keep]
-            self._arrivals[:] = [self._arrivals[i] for i in keep]
             self._records[:] = [self._records[i] for i in keep]
         if len(keep) < self._max:
+            self._full.clear()
             self._room.set()
         return dropped
 
@@ -118,29 +103,17 @@ class OverlappedTake(Generic[Record]):
         if event is None:
             raise RuntimeError("take buffer found current_event is None")
         now = asyncio.get_running_loop().time()
+        if not self._events:
+            self._first_at = now
         self._last_at = now
-        self._arrivals.append(now)
         self._events.append(event)
         self._records.append(self._convert(event))
         self._arrived.set()
-        if len(self._events) >= self._max and not self._sealed:
-            self._seal()
+        if len(self._events) >= self._max:
+            self._full.set()
+            if self.on_full is not None:
+                self.on_full(self._records[:])
         return value
-
-    def seal(self) -> bool:
-        """Seal the buffered records as the next batch if there are ``seal_at`` of them.
-
-        Called by the body once the batch in hand has its evidence; returns whether it sealed.
-        """
-        if self._sealed or len(self._events) < self._seal_at:
-            return False
-        self._seal()
-        return True
-
-    def _seal(self) -> None:
-        self._sealed = len(self._events)
-        if self.on_sealed is not None:
-            self.on_sealed(self._records[: self._sealed])
 
     async def batches(self) -> AsyncIterator[list[Record]]:
         """Yield batches; each batch's records are acknowledged when the body returns."""
@@ -154,13 +127,8 @@ class OverlappedTake(Generic[Record]):
                 self._arrived.clear()
                 await stream.wait_for_stopped(self._arrived, timeout=1.0)
                 continue
-            while (
-                self._events
-                and not self._sealed
-                and len(self._events) < self._max
-                and not stream.should_stop
-            ):
-                deadline = close_at(self._arrivals[0], self._last_at, self._quiet, self._max_wait)
+            while self._events and len(self._events) < self._max and not stream.should_stop:
+                deadline = close_at(self._first_at, self._last_at, self._quiet, self._max_wait)
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     break
@@ -168,15 +136,14 @@ class OverlappedTake(Generic[Record]):
                 await stream.wait_for_stopped(self._arrived, timeout=remaining)
             if not self._events:  # discarded meanwhile
                 continue
-            batch = self._events[: self._sealed or self._max]
-            self._sealed = 0
+            batch = self._events[: self._max]
             records = self._records[: len(batch)]
-            self.last_wait = loop.time() - self._arrivals[0]
             del self._events[: len(batch)]
             del self._records[: len(batch)]
-            del self._arrivals[: len(batch)]
+            self._full.clear()
             self._room.set()
             self.last_size = len(batch)
+            self.last_wait = loop.time() - self._first_at
             yield records
             # Only after the body returned: a batch abandoned by an exception or a shutdown is
             # never acknowledged, so it is read again (take_events acknowledges it regardless).

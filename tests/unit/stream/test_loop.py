@@ -60,9 +60,6 @@ class Intake:
     def __init__(self) -> None:
         self.left: set[int] = set()
         self.discarded: list[int] = []
-        #: For each seal request: how many records had been handed to the producer by then.
-        self.sealed_after: list[int] = []
-        self.sent: Sent | None = None
 
     def leave(self, partitions: set[int]) -> None:
         self.left |= partitions
@@ -70,13 +67,6 @@ class Intake:
     def discard(self, partition: int) -> int:
         self.discarded.append(partition)
         return 0
-
-    def seal(self) -> bool:
-        self.sealed_after.append(self.sent_so_far())
-        return False
-
-    def sent_so_far(self) -> int:
-        return len(self.sent.records) if self.sent is not None else -1
 
 
 class Probe:
@@ -106,7 +96,6 @@ class Harness:
         self.assignment = assignment or Assignment()
         self.probe = probe or Probe()
         self.intake = Intake()
-        self.intake.sent = sent
         self.opened = 0
         self.state = LoopState(started=0.0)
         self.metrics = Metrics()
@@ -139,17 +128,6 @@ def at(record: Incoming, offset: int) -> Incoming:
 def harness(store: InMemoryEvidenceStore | None = None, **kw: Any) -> Harness:
     proc, _, sent = processor(store or InMemoryEvidenceStore(RECORDS))
     return Harness(proc, sent, **kw)
-
-
-@pytest.mark.parametrize("look_ahead", [True, False])
-async def test_the_next_batch_is_sealed_once_the_evidence_is_in_before_any_output(
-    look_ahead: bool,
-) -> None:
-    h = harness(look_ahead=look_ahead)
-    await h.take(at(rec("t-1", GOOD), 0), at(rec("t-2", GOOD), 1))
-    assert len(h.sent.records) == 4  # two verdicts, two ledger batches
-    # Asked once per batch, after its evidence and before its outputs: the store is free then.
-    assert h.intake.sealed_after == ([0] if look_ahead else [])
 
 
 @pytest.mark.parametrize("look_ahead", [True, False])

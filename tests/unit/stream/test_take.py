@@ -146,7 +146,7 @@ async def test_the_buffer_holds_at_most_one_batch_while_the_body_runs() -> None:
 async def test_a_full_buffer_announces_the_next_batch_once_while_the_body_runs() -> None:
     stream, take, batches, pending = await started(max_size=2, quiet=0.001, max_wait=0.001)
     announced: list[list[int]] = []
-    take.on_sealed = lambda records: announced.append(offsets(records))
+    take.on_full = lambda records: announced.append(offsets(records))
     await stream.deliver(0)
     await stream.deliver(1)
     assert announced == [[0, 1]]  # full before the agent took it: announced too (harmless)
@@ -216,7 +216,7 @@ async def test_each_record_is_converted_once_on_arrival() -> None:
 
     take = OverlappedTake(stream, max_size=2, quiet=0.001, max_wait=0.001, convert=convert)
     announced: list[list[str]] = []
-    take.on_sealed = announced.append
+    take.on_full = announced.append
     batches = take.batches()
     pending = asyncio.ensure_future(anext(batches))
     await asyncio.sleep(0)
@@ -230,76 +230,4 @@ async def test_each_record_is_converted_once_on_arrival() -> None:
     assert await batches.__anext__() == ["rec-2", "rec-3"]
     assert converted == [0, 1, 2, 3]  # once each: the full buffer and the batch share them
     assert stream.acked == [0, 1]
-    await batches.aclose()
-
-
-async def test_a_seal_fixes_exactly_the_buffered_records_as_the_next_batch() -> None:
-    stream = FakeStream()
-    take = OverlappedTake(
-        stream, max_size=10, quiet=0.001, max_wait=0.001, convert=lambda e: e, seal_at=2
-    )
-    announced: list[list[int]] = []
-    take.on_sealed = lambda records: announced.append(offsets(records))
-    batches = take.batches()
-    pending = asyncio.ensure_future(anext(batches))
-    await asyncio.sleep(0)
-    await stream.deliver(0)
-    assert offsets(await pending) == [0]
-    # The body has the evidence of [0]: one record buffered is below seal_at, nothing sealed.
-    await stream.deliver(1)
-    assert take.seal() is False
-    await stream.deliver(2)
-    assert take.seal() is True  # two buffered: they are the next batch, read ahead
-    assert announced == [[1, 2]]
-    assert take.seal() is False  # once
-    await stream.deliver(3)  # after the seal: the batch after
-    await stream.deliver(4)
-    assert offsets(await batches.__anext__()) == [1, 2]
-    assert offsets(await asyncio.wait_for(batches.__anext__(), 2)) == [3, 4]
-    assert stream.acked == [0, 1, 2]
-    assert announced == [[1, 2]]  # [3, 4] were never sealed: handed out by the window
-    await batches.aclose()
-
-
-async def test_a_sealed_batch_is_not_announced_again_when_the_buffer_fills() -> None:
-    stream = FakeStream()
-    take = OverlappedTake(
-        stream, max_size=3, quiet=0.001, max_wait=0.001, convert=lambda e: e, seal_at=1
-    )
-    announced: list[list[int]] = []
-    take.on_sealed = lambda records: announced.append(offsets(records))
-    batches = take.batches()
-    pending = asyncio.ensure_future(anext(batches))
-    await asyncio.sleep(0)
-    await stream.deliver(0)
-    assert offsets(await pending) == [0]
-    await stream.deliver(1)
-    assert take.seal() is True
-    await stream.deliver(2)
-    await stream.deliver(3)  # the buffer is full, but [1] is already sealed
-    assert announced == [[1]]
-    assert offsets(await batches.__anext__()) == [1]
-    assert offsets(await asyncio.wait_for(batches.__anext__(), 2)) == [2, 3]
-    await batches.aclose()
-
-
-async def test_discarding_sealed_records_keeps_the_seal_on_the_rest() -> None:
-    stream = FakeStream()
-    take = OverlappedTake(
-        stream, max_size=10, quiet=0.001, max_wait=0.001, convert=lambda e: e, seal_at=1
-    )
-    batches = take.batches()
-    pending = asyncio.ensure_future(anext(batches))
-    await asyncio.sleep(0)
-    await stream.deliver(0, partition=0)
-    assert offsets(await pending) == [0]
-    await stream.deliver(1, partition=0)
-    await stream.deliver(7, partition=1)
-    await stream.deliver(2, partition=0)
-    assert take.seal() is True  # [1, 7, 2]
-    await stream.deliver(3, partition=0)  # the batch after
-    assert take.discard(1) == 1  # partition 1 is read again
-    assert offsets(await batches.__anext__()) == [1, 2]
-    assert offsets(await asyncio.wait_for(batches.__anext__(), 2)) == [3]
-    assert 7 not in stream.acked
     await batches.aclose()
