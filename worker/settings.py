@@ -267,7 +267,7 @@ class Settings(BaseSettings):
         le=0.1,
         description="how often the interpreter lock may pass between threads "
         "(sys.setswitchinterval; CPython's default is 0.005): Faust reads Kafka in a thread "
-        "of its own, which a batch being decided starves at the default (worker/event_loop.py)",
+        "of its own beside the one that decides batches (worker/event_loop.py)",
     )
 
     # --- replay ----------------------------------------------------------------------------------
