@@ -174,6 +174,14 @@ class Settings(BaseSettings):
         description="a batch's records are handed to the producer in one go, grouped by topic "
         "and partition in decision order (aiokafka send_batch), not one send per record",
     )
+    consumer_fetch_max_wait_s: float = Field(
+        default=0.1,
+        gt=0,
+        le=1.5,
+        description="the longest the broker may hold a fetch of the drafts consumer (Faust "
+        "fixes 1.5 s; a fetch that covers only idle partitions then stalls the drafts behind "
+        "it: worker/stream/faust_transport.py)",
+    )
     producer_linger_s: float = Field(
         default=0.0,
         ge=0,

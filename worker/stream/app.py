@@ -41,6 +41,7 @@ from worker.settings import Settings
 from worker.stream.collector import BatchCollector
 from worker.stream.deadlines import DeadlineScanner
 from worker.stream.faust_access import faust_credentials
+from worker.stream.faust_transport import WorkerTransport
 from worker.stream.loop import DraftLoop, LoopState, send_due_controls
 from worker.stream.pipeline import BatchProcessor, Outgoing
 from worker.stream.recovery_watchdog import watch_recovery
@@ -74,17 +75,24 @@ def to_incoming(event: Any) -> Incoming:
 
 
 class WorkerApp(faust.App):
-    """The Faust app with a web server that serves only the worker's own pages."""
+    """The Faust app with a web server that serves only the worker's own pages, and a consumer
+    whose fetches wait at most ``fetch_max_wait_ms`` (``worker.stream.faust_transport``)."""
+
+    #: Read by the transport's consumer thread when it builds the aiokafka consumer.
+    fetch_max_wait_ms: int = 1500
 
     def _new_web(self) -> Any:
         return OwnViewsWeb(self)
+
+    def _new_transport(self) -> Any:
+        return WorkerTransport(self.conf.broker_consumer, self)
 
 
 def _new_app(settings: Settings) -> WorkerApp:
     """The Faust app with the worker's broker, producer, store and web settings."""
     inbound_max = 2 * settings.max_draft_bytes + FRAMING_BYTES
     settings.data_dir.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
-    return WorkerApp(
+    app = WorkerApp(
         settings.app_id,
         broker=f"kafka://{settings.kafka_bootstrap_servers}",
         broker_credentials=faust_credentials(settings),
@@ -118,6 +126,8 @@ def _new_app(settings: Settings) -> WorkerApp:
         # left by another app id (another changelog topic) would stop recovery.
         datadir=str(settings.data_dir / settings.app_id),
     )
+    app.fetch_max_wait_ms = round(settings.consumer_fetch_max_wait_s * 1000)
+    return app
 
 
 def _turn_table(app: WorkerApp, settings: Settings) -> Any:
