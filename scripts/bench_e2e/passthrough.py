@@ -6,7 +6,8 @@
 ``raw`` is a plain aiokafka consume -> produce loop; ``faust`` a do-nothing Faust agent with the
 worker's Faust settings (see ``worker.stream.app.build_app``): ``take_events`` batches of the same
 size and wait, raw bytes, at-least-once, acks=all, and each batch's sends acknowledged before the
-next batch, as the worker does. Together they are the transport's limit on this machine.
+next batch, as the worker does; the worker's event loop, thread switch interval and consumer
+fetch wait. Together they are the transport's limit on this machine.
 """
 
 from __future__ import annotations
@@ -73,11 +74,19 @@ def run_faust(
 
     from worker.event_loop import use_event_loop, use_thread_switch_interval  # noqa: PLC0415
     from worker.settings import Settings  # noqa: PLC0415
+    from worker.stream.faust_transport import WorkerTransport  # noqa: PLC0415
 
     settings = Settings()
     use_event_loop(settings.event_loop)  # the worker's loop: the same transport underneath
     use_thread_switch_interval(settings.thread_switch_interval_s)  # and the same threads
-    app = faust.App(
+
+    class App(faust.App):  # the worker's consumer too: the same fetch wait (faust_transport)
+        fetch_max_wait_ms = round(settings.consumer_fetch_max_wait_s * 1000)
+
+        def _new_transport(self) -> Any:
+            return WorkerTransport(self.conf.broker_consumer, self)
+
+    app = App(
         app_id,
         broker=f"kafka://{settings.kafka_bootstrap_servers}",
         store="memory://",
