@@ -66,7 +66,6 @@ class OverlappedTake(Generic[Record]):
         self._first_at = 0.0
         self._last_at = 0.0
         self._arrived = asyncio.Event()
-        self._full = asyncio.Event()
         self._room = asyncio.Event()
         self._room.set()
         #: Partitions whose records of the batch in hand must not be acknowledged (see ``leave``).
@@ -83,7 +82,6 @@ class OverlappedTake(Generic[Record]):
             self._events[:] = [self._events[i] for i in keep]
             self._records[:] = [self._records[i] for i in keep]
         if len(keep) < self._max:
-            self._full.clear()
             self._room.set()
         return dropped
 
@@ -109,10 +107,8 @@ class OverlappedTake(Generic[Record]):
         self._events.append(event)
         self._records.append(self._convert(event))
         self._arrived.set()
-        if len(self._events) >= self._max:
-            self._full.set()
-            if self.on_full is not None:
-                self.on_full(self._records[:])
+        if len(self._events) >= self._max and self.on_full is not None:
+            self.on_full(self._records[:])
         return value
 
     async def batches(self) -> AsyncIterator[list[Record]]:
@@ -140,7 +136,6 @@ class OverlappedTake(Generic[Record]):
             records = self._records[: len(batch)]
             del self._events[: len(batch)]
             del self._records[: len(batch)]
-            self._full.clear()
             self._room.set()
             self.last_size = len(batch)
             self.last_wait = loop.time() - self._first_at
