@@ -143,13 +143,13 @@ class Settings(BaseSettings):
     )
     batch_size: int = Field(default=200, ge=1, description="drafts per batch")
     batch_wait_s: float = Field(
-        default=0.02,
+        default=0.005,
         gt=0,
         description="the longest a batch waits for more drafts after its first one "
         "(a saturated stream)",
     )
     batch_quiet_s: float = Field(
-        default=0.005,
+        default=0.002,
         gt=0,
         description="a batch also closes once no draft arrived for this long (a thin stream); "
         "the next batch is collected while the current one is processed",
