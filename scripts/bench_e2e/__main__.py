@@ -66,12 +66,22 @@ def parse(argv: list[str]) -> argparse.Namespace:
         help="a setting for the worker (and its ledger sink) only, not the baselines: "
         "a same-machine A/B of one lever (repeatable)",
     )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        help="rounds of each saturation run (passthrough and worker alternated, scale-out 1 and 2 "
+        "processes alternated); the figures are the median run's, the range is reported "
+        "(default 3, 1 with --quick)",
+    )
     p.add_argument("--no-profile", action="store_true", help="full run without the profiled pass")
     p.add_argument("--out", type=Path, default=Path("bench-results"), help="results directory")
     a = p.parse_args(argv)
     a.drafts = a.drafts or (4000 if a.quick else 15000)
     a.baseline_drafts = a.baseline_drafts or (10000 if a.quick else 30000)
     a.latency_seconds = a.latency_seconds or (5.0 if a.quick else 20.0)
+    a.repeat = a.repeat or (1 if a.quick else 3)
+    if a.repeat < 1:
+        p.error("--repeat must be at least 1")
     return a
 
 
@@ -108,6 +118,7 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
             "worker_drafts": a.drafts,
             "baseline_drafts": a.baseline_drafts,
             "latency_seconds_per_point": a.latency_seconds,
+            "saturation_rounds": a.repeat,
             "load_fractions": list(FRACTIONS),
             "mix": "70% grounded, 15% regenerate, 5% could-not-ground, "
             "5% hidden-doc redaction, 5% malformed",
@@ -123,12 +134,25 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
             bench, "raw", "raw", one, a.baseline_drafts
         )
         log(f"  {doc['baselines']['aiokafka_raw']['throughput_per_s']} drafts/s")
-        log(f"baseline: Faust passthrough agent, {a.baseline_drafts} drafts")
-        doc["baselines"]["faust_passthrough"] = await scenarios.saturation(
-            bench, "faust", "faust", one, a.baseline_drafts
-        )
-        log(f"  {doc['baselines']['faust_passthrough']['throughput_per_s']} drafts/s")
-        await worker_runs(a, bench, doc, "tenants_1", one)
+        # The passthrough and the worker alternate, so a slow minute of the machine hits both.
+        passthroughs: list[dict[str, Any]] = []
+        workers: list[dict[str, Any]] = []
+        for r in range(a.repeat):
+            log(f"baseline: Faust passthrough agent, {a.baseline_drafts} drafts{_round(a, r)}")
+            passthroughs.append(
+                await scenarios.saturation(
+                    bench, f"faust{_suffix(r)}", "faust", one, a.baseline_drafts
+                )
+            )
+            log(f"  {passthroughs[-1]['throughput_per_s']} drafts/s")
+            workers.append(await worker_saturation(a, bench, one, r))
+        doc["baselines"]["faust_passthrough"] = report.median_run(passthroughs)
+        if a.repeat > 1:
+            doc["baselines"]["faust_passthrough"]["round_ratios"] = [
+                report._ratio(w["throughput_per_s"], p["throughput_per_s"])
+                for w, p in zip(workers, passthroughs, strict=True)
+            ]
+        await worker_runs(a, bench, doc, "tenants_1", one, workers)
         if not a.quick:
             await full_extras(a, bench, doc, one)
     key = f"tenants_{a.tenants}"
@@ -136,7 +160,8 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
         settings, doc, key, run_tag + "b", a.tenants, base + 10**5, docs_per_tenant=20
     ) as many:
         # --quick: saturation only, so the run still says what many tenants cost against one.
-        await worker_runs(a, bench, doc, key, many, latency=not a.quick)
+        runs = [await worker_saturation(a, bench, many, r) for r in range(a.repeat)]
+        await worker_runs(a, bench, doc, key, many, runs, latency=not a.quick)
     doc["meta"]["loadavg_at_end"] = list(os.getloadavg())
     doc["meta"]["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     report.finish(doc)
@@ -168,22 +193,48 @@ async def seeded(
         await corpus.remove(settings, evidence)
 
 
+def _suffix(r: int) -> str:
+    """Each round's scenarios get topics and a group of their own."""
+    return f"r{r + 1}" if r else ""
+
+
+def _round(a: argparse.Namespace, r: int) -> str:
+    return f" (round {r + 1} of {a.repeat})" if a.repeat > 1 else ""
+
+
+async def worker_saturation(
+    a: argparse.Namespace,
+    bench: scenarios.Bench,
+    tenants: tuple[corpus.TenantEvidence, ...],
+    r: int,
+) -> dict[str, Any]:
+    """One saturation run of the worker over ``tenants``."""
+    log(f"worker saturation, {len(tenants)} tenant(s), {a.drafts} drafts{_round(a, r)}")
+    name = f"worker{len(tenants)}t{_suffix(r)}"
+    sat = await scenarios.saturation(bench, name, "worker", tenants, a.drafts)
+    log(f"  {sat['throughput_per_s']} drafts/s, outcomes {sat.get('outcomes')}")
+    log("  " + report.cpu_line(sat))
+    log("  " + report.stages_line(sat))
+    log("  " + report.ledger_line(sat))
+    return sat
+
+
 async def worker_runs(
     a: argparse.Namespace,
     bench: scenarios.Bench,
     doc: dict[str, Any],
     key: str,
     tenants: tuple[corpus.TenantEvidence, ...],
+    runs: list[dict[str, Any]],
     *,
     latency: bool = True,
 ) -> None:
-    """Saturation, then (unless ``latency`` is false) latency at fractions of the saturated rate."""
-    log(f"worker saturation, {len(tenants)} tenant(s), {a.drafts} drafts")
-    sat = await scenarios.saturation(bench, f"worker{len(tenants)}t", "worker", tenants, a.drafts)
-    log(f"  {sat['throughput_per_s']} drafts/s, outcomes {sat.get('outcomes')}")
-    log("  " + report.cpu_line(sat))
-    log("  " + report.stages_line(sat))
-    log("  " + report.ledger_line(sat))
+    """The median of the saturation ``runs``, then (unless ``latency`` is false) latency at
+    fractions of its rate."""
+    sat = report.median_run(runs)
+    if len(runs) > 1:
+        rates = ", ".join(f"{r['throughput_per_s']}" for r in runs)
+        log(f"worker, {len(tenants)} tenant(s): median {sat['throughput_per_s']} of {rates}/s")
     doc["worker"][key] = {"saturation": sat}
     rate = sat["throughput_per_s"]
     if not latency or not rate or not sat["complete"]:
@@ -217,17 +268,31 @@ async def full_extras(
             p["fraction"] = f
         doc["faust_passthrough_latency"] = pts
     so: dict[str, Any] = {}
-    for k in (1, 2):
-        log(f"scale-out: {k} worker process(es), {a.partitions} partitions, {a.drafts} drafts")
-        so[f"processes_{k}"] = await scenarios.scale_out(bench, k, one, a.drafts)
-        log(f"  {so[f'processes_{k}']['throughput_per_s']} drafts/s")
-        log("  " + report.cpu_line(so[f"processes_{k}"]))
+    by_k: dict[int, list[dict[str, Any]]] = {1: [], 2: []}
+    for r in range(a.repeat):
+        for k in (1, 2):
+            log(
+                f"scale-out: {k} worker process(es), {a.partitions} partitions, {a.drafts} drafts"
+                + _round(a, r)
+            )
+            by_k[k].append(await scenarios.scale_out(bench, k, one, a.drafts, suffix=_suffix(r)))
+            log(f"  {by_k[k][-1]['throughput_per_s']} drafts/s")
+            log("  " + report.cpu_line(by_k[k][-1]))
+    for k, runs in by_k.items():
+        so[f"processes_{k}"] = report.median_run(runs)
     so["ratio"] = report._ratio(
         so["processes_2"]["throughput_per_s"], so["processes_1"]["throughput_per_s"]
     )
-    so["cpu_per_draft_2_vs_1"] = report._ratio(
-        so["processes_2"]["process_cpu_ms_per_draft"], so["processes_1"]["process_cpu_ms_per_draft"]
-    )
+    # CPU per draft: the median of each side's runs (the rate's median run need not be the CPU's).
+    cpu = {
+        k: report.median([r["process_cpu_ms_per_draft"] for r in runs]) for k, runs in by_k.items()
+    }
+    so["cpu_per_draft_2_vs_1"] = report._ratio(cpu[2], cpu[1])
+    if a.repeat > 1:
+        so["round_cpu_per_draft_2_vs_1"] = [
+            report._ratio(two["process_cpu_ms_per_draft"], one_["process_cpu_ms_per_draft"])
+            for one_, two in zip(by_k[1], by_k[2], strict=True)
+        ]
     doc["scale_out"] = so
     log("baseline again (drift check): Faust passthrough")
     doc["baselines_repeat"] = {

@@ -402,9 +402,7 @@ async def saturation(
                 "mongo_queries": mongo_queries,
                 "mongo_get_mores": finds[1] - finds_before[1],
                 # The whole run, warm-up included: where the batches' time went.
-                "stage_ms_per_batch": _stages_between(_NO_STAGES, stages).get(
-                    "stage_ms_per_batch"
-                )
+                "stage_ms_per_batch": _stages_between(_NO_STAGES, stages).get("stage_ms_per_batch")
                 if stages
                 else None,
                 "store_queries_per_draft": round((scans + mongo_queries) / n, 4),
@@ -643,10 +641,10 @@ async def wait_assigned(sc: Scenario, partitions: int, timeout_s: float = 180) -
 
 
 async def scale_out(
-    bench: Bench, processes: int, tenants: tuple[TenantEvidence, ...], n: int
+    bench: Bench, processes: int, tenants: tuple[TenantEvidence, ...], n: int, *, suffix: str = ""
 ) -> dict[str, Any]:
     """``processes`` workers in one group; a burst of ``n`` drafts once the group is stable."""
-    async with Scenario(bench, f"scale{processes}", "worker") as sc:
+    async with Scenario(bench, f"scale{processes}{suffix}", "worker") as sc:
         gen = MixGenerator(tenants, bench.run_id, scope=sc.name)
         sink = await sc.start_sink()
         for _ in range(processes):
