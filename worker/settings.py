@@ -180,7 +180,7 @@ class Settings(BaseSettings):
         le=1.5,
         description="the longest the broker may hold a fetch of the drafts consumer (Faust "
         "fixes 1.5 s; a fetch that covers only idle partitions then stalls the drafts behind "
-        "it: worker/stream/faust_transport.py)",
+        "it: worker/stream/faust_internals.py)",
     )
     producer_linger_s: float = Field(
         default=0.0,

@@ -74,17 +74,14 @@ def run_faust(
 
     from worker.event_loop import use_event_loop, use_thread_switch_interval  # noqa: PLC0415
     from worker.settings import Settings  # noqa: PLC0415
-    from worker.stream.faust_transport import WorkerTransport  # noqa: PLC0415
+    from worker.stream.faust_internals import InternalsApp  # noqa: PLC0415
 
     settings = Settings()
     use_event_loop(settings.event_loop)  # the worker's loop: the same transport underneath
     use_thread_switch_interval(settings.thread_switch_interval_s)  # and the same threads
 
-    class App(faust.App):  # the worker's consumer too: the same fetch wait (faust_transport)
+    class App(InternalsApp):  # the worker's consumer too: the same fetch wait
         fetch_max_wait_ms = round(settings.consumer_fetch_max_wait_s * 1000)
-
-        def _new_transport(self) -> Any:
-            return WorkerTransport(self.conf.broker_consumer, self)
 
     app = App(
         app_id,

@@ -41,7 +41,7 @@ from worker.settings import Settings
 from worker.stream.collector import BatchCollector
 from worker.stream.deadlines import DeadlineScanner
 from worker.stream.faust_access import faust_credentials
-from worker.stream.faust_transport import WorkerTransport
+from worker.stream.faust_internals import InternalsApp
 from worker.stream.loop import DraftLoop, LoopState, send_due_controls
 from worker.stream.pipeline import BatchProcessor, Outgoing
 from worker.stream.recovery_watchdog import watch_recovery
@@ -74,18 +74,11 @@ def to_incoming(event: Any) -> Incoming:
     )
 
 
-class WorkerApp(faust.App):
+class WorkerApp(InternalsApp):
     """The Faust app with a web server that serves only the worker's own pages, and a consumer
-    whose fetches wait at most ``fetch_max_wait_ms`` (``worker.stream.faust_transport``)."""
+    whose fetches wait at most ``fetch_max_wait_ms`` (``worker.stream.faust_internals``)."""
 
-    #: Read by the transport's consumer thread when it builds the aiokafka consumer.
-    fetch_max_wait_ms: int = 1500
-
-    def _new_web(self) -> Any:
-        return OwnViewsWeb(self)
-
-    def _new_transport(self) -> Any:
-        return WorkerTransport(self.conf.broker_consumer, self)
+    web_class = OwnViewsWeb
 
 
 def _new_app(settings: Settings) -> WorkerApp:

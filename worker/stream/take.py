@@ -23,8 +23,9 @@ from being acknowledged (their new owner decides them).
 Each event is converted once, on arrival (``convert``): the batches and the full buffer handed
 out are the converted records; the events are kept only to be acknowledged.
 
-Uses Faust's stream internals (``add_processor``, ``_enable_passive``, ``current_event``) exactly
-as ``take_events`` does in faust-streaming 0.15; the pin (<0.16) keeps them stable.
+Uses Faust's stream internals (``add_processor``, a passive stream, ``current_event``) exactly
+as ``take_events`` does in faust-streaming 0.15; the private one is in
+``worker.stream.faust_internals``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Generic, TypeVar
+
+from worker.stream.faust_internals import enable_passive
 
 Record = TypeVar("Record")
 
@@ -117,7 +120,7 @@ class OverlappedTake(Generic[Record]):
         loop = asyncio.get_running_loop()
         stream.enable_acks = False  # acknowledged here, after the body, like take_events
         stream.add_processor(self._add)
-        stream._enable_passive(aiter(stream.channel))
+        enable_passive(stream)
         while not stream.should_stop:
             if not self._events:
                 self._arrived.clear()

@@ -23,6 +23,7 @@ from rocksdict import WriteBatch
 
 from worker.core.deadline_index import DeadlineIndex
 from worker.core.turns import TurnState
+from worker.stream.faust_internals import RocksPartitions
 from worker.stream.ports import StoredTurn
 
 #: First byte of a table value: LZ4-compressed (written), zlib-compressed JSON (written before;
@@ -141,7 +142,7 @@ class _PartitionedData:
     """
 
     def __init__(self, store: Any, *, batched: bool = False) -> None:
-        self._store = store
+        self._store = RocksPartitions(store)
         #: With ``batched``, a batch's writes gather in one RocksDB write batch per partition
         #: until :meth:`flush` (a put alone ~5 µs, in a write batch ~2.6); read back from here
         #: meanwhile, so a turn's second draft in the same batch sees its first's state.
@@ -153,14 +154,13 @@ class _PartitionedData:
         raw = self._pending.get(key)
         if raw is not None:
             return raw
-        found = self._store._get_bucket_for_key(key)
-        return None if found is None else found.value
+        return self._store.get(key)
 
     def put(self, key: bytes, partition: int, raw: bytes) -> None:
         store = self._store
-        store._key_index[key] = partition
+        store.note(key, partition)
         if not self._batched:
-            store._db_for_partition(partition).put(key, raw)
+            store.db(partition).put(key, raw)
             return
         batch = self._batches.get(partition)
         if batch is None:
@@ -174,17 +174,17 @@ class _PartitionedData:
             return
         batches, self._batches, self._pending = self._batches, {}, {}
         for partition, batch in batches.items():
-            self._store._db_for_partition(partition).write(batch)
+            self._store.db(partition).write(batch)
 
     def delete(self, key: bytes) -> None:
         self.flush()
-        for db in list(self._store._dbs_for_key(key)):
+        for db in self._store.dbs_for(key):
             db.delete(key)
-        self._store._key_index.pop(key, None)
+        self._store.forget(key)
 
     def items(self) -> list[tuple[bytes, bytes]]:
         self.flush()
-        return list(self._store._iteritems())
+        return self._store.items()
 
 
 class FaustTurnStore:

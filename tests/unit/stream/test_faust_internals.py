@@ -1,0 +1,75 @@
+"""Faust's internals the worker uses are the ones they were read from, and still do their job.
+
+The version pin: ``worker/stream/faust_internals.py`` reaches into private parts of
+faust-streaming (and aiokafka) read from one release; on any other release this fails first, so an
+upgrade re-reads them. The fetch wait: Faust fixes ``fetch_max_wait_ms=1500``; a fetch covering
+only idle partitions then holds the drafts partitions for 1.5 s under load. No broker here: the
+aiokafka consumer is built by the app's own consumer thread, never started, and read back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+from pathlib import Path
+
+from aiokafka import AIOKafkaConsumer
+
+from worker.settings import Settings
+from worker.stream.app import _new_app
+from worker.stream.faust_internals import FAUST_VERSION_READ, WorkerTransport
+
+
+async def fetch_wait_ms(settings: Settings) -> int:
+    app = _new_app(settings)
+    transport = app.transport
+    assert isinstance(transport, WorkerTransport)
+    built = app.consumer._thread._create_worker_consumer(transport)
+    try:
+        assert isinstance(built, AIOKafkaConsumer)
+        return int(built._fetch_max_wait_ms)
+    finally:
+        await built.stop()  # never started: closes its client
+        # The loops made with the consumer (its thread's, and the app's if not this one).
+        for loop in (app.consumer._thread.thread_loop, app.loop):
+            if loop is not asyncio.get_running_loop() and not loop.is_closed():
+                loop.close()
+
+
+async def test_the_drafts_consumer_waits_at_most_the_configured_fetch_wait(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, consumer_fetch_max_wait_s=0.05, app_id="fetch-wait")
+    assert await fetch_wait_ms(settings) == 50
+
+
+async def test_the_default_is_a_tenth_of_a_second_not_fausts_one_and_a_half(tmp_path: Path) -> None:
+    assert await fetch_wait_ms(Settings(data_dir=tmp_path, app_id="fetch-default")) == 100
+
+
+def test_aiokafka_still_hands_the_wait_to_its_fetcher() -> None:
+    """The attribute set above is what ``AIOKafkaConsumer.start`` gives the fetcher."""
+    import inspect  # noqa: PLC0415
+
+    assert "fetch_max_wait_ms=self._fetch_max_wait_ms" in inspect.getsource(AIOKafkaConsumer.start)
+
+
+def test_faust_is_the_release_its_internals_were_read_from() -> None:
+    assert importlib.metadata.version("faust-streaming") == FAUST_VERSION_READ
+
+
+def test_every_private_attribute_the_worker_reaches_still_exists() -> None:
+    """The names ``faust_internals`` calls or overrides, on the classes that define them."""
+    import faust  # noqa: PLC0415
+    from faust.stores.rocksdb import Store  # noqa: PLC0415
+    from faust.streams import Stream  # noqa: PLC0415
+    from faust.transport.drivers import aiokafka as driver  # noqa: PLC0415
+
+    expected = {
+        faust.App: ("_new_web", "_new_transport"),
+        driver.Consumer: ("_new_consumer_thread",),
+        driver.AIOKafkaConsumerThread: ("_create_worker_consumer",),
+        Stream: ("_enable_passive",),
+        Store: ("_get_bucket_for_key", "_db_for_partition", "_dbs_for_key", "_iteritems"),
+    }
+    missing = [f"{cls.__name__}.{name}" for cls, names in expected.items() for name in names
+               if not hasattr(cls, name)]
+    assert missing == []

@@ -1,0 +1,121 @@
+"""Every private part of Faust (and of aiokafka under it) the worker relies on, in one place.
+
+Faust offers no public seam for four things the worker needs, so this module reaches into its
+internals, as read from faust-streaming 0.15.3 (and aiokafka 0.12); ``FAUST_VERSION_READ`` pins
+that, and ``tests/unit/stream/test_faust_internals.py`` fails on any other version and on any
+missing attribute, so an upgrade re-reads them here before anything else changes:
+
+- **The drafts consumer's fetch wait** (``WorkerTransport``). faust-streaming 0.15 builds the
+  worker's aiokafka consumer with ``fetch_max_wait_ms=1500``, fixed. aiokafka keeps one fetch in
+  flight per broker, and leaves out of a fetch every partition whose records the application has
+  not drained yet. Under load all four ``agent.drafts`` partitions often still hold records when
+  the fetcher looks, so the fetch it sends covers only partitions with nothing new (Faust's
+  ``__assignor-__leader`` topic), and the broker holds it for the whole 1.5 s; meanwhile the
+  drafts partitions drain and wait behind that fetch. A probe of the worker (a 15,000-draft run,
+  then 959 drafts/s) showed exactly that: the intake stopped for 0.6-1.5 s at a time, the worker
+  idled, and latency settled at ~1.7 s while the passthrough's stayed at 30 ms. A short wait
+  bounds each such pause; an idle consumer asks the broker a little more often (one fetch per
+  wait per broker). Seams: ``Transport.Consumer``, ``Consumer._new_consumer_thread``,
+  ``AIOKafkaConsumerThread._create_worker_consumer``, aiokafka's ``_fetch_max_wait_ms`` (read when
+  the consumer starts), and ``App._new_transport``.
+- **The app's web server** (``InternalsApp.web_class``, through ``App._new_web``): the worker's
+  own pages only (``worker.stream.web``).
+- **A passive stream** (``enable_passive``): the overlapped take (``worker.stream.take``) feeds
+  itself from the stream's channel exactly as ``take_events`` does (``Stream._enable_passive``).
+- **The RocksDB store by partition** (``RocksPartitions``): Faust's store picks a partition's
+  database from the *current event*, which in a batch is another record's; the turn table goes
+  through the store's own helpers instead (``_get_bucket_for_key``, ``_key_index``,
+  ``_db_for_partition``, ``_dbs_for_key``, ``_iteritems``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import faust
+from faust.transport.drivers import aiokafka as faust_aiokafka
+
+#: The faust-streaming release these internals were read from (the test pins it).
+FAUST_VERSION_READ = "0.15.3"
+
+
+class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
+    """Faust's consumer thread; its worker consumer waits at most the app's fetch wait."""
+
+    def _create_worker_consumer(self, transport: Any) -> Any:
+        consumer = super()._create_worker_consumer(transport)
+        wait_ms = getattr(self.app, "fetch_max_wait_ms", None)
+        if wait_ms is not None:
+            consumer._fetch_max_wait_ms = wait_ms  # read by AIOKafkaConsumer.start()
+        return consumer
+
+
+class _Consumer(faust_aiokafka.Consumer):
+    def _new_consumer_thread(self) -> _ConsumerThread:
+        return _ConsumerThread(self, loop=self.loop, beacon=self.beacon)
+
+
+class WorkerTransport(faust_aiokafka.Transport):
+    """``kafka://`` as Faust's aiokafka transport, with :class:`_ConsumerThread`."""
+
+    Consumer = _Consumer
+
+
+class InternalsApp(faust.App):
+    """A Faust app whose consumer uses :class:`WorkerTransport` and, when ``web_class`` is set,
+    whose web server is that class."""
+
+    #: Read by the transport's consumer thread when it builds the aiokafka consumer.
+    fetch_max_wait_ms: int = 1500
+    #: The web driver class (``None``: Faust's own).
+    web_class: type[Any] | None = None
+
+    def _new_web(self) -> Any:
+        if self.web_class is None:
+            return super()._new_web()
+        return self.web_class(self)
+
+    def _new_transport(self) -> Any:
+        return WorkerTransport(self.conf.broker_consumer, self)
+
+
+def enable_passive(stream: Any) -> None:
+    """Make ``stream`` deliver its channel's events to its processors without being iterated by
+    an agent body (what ``take_events`` does inside Faust)."""
+    stream._enable_passive(aiter(stream.channel))
+
+
+class RocksPartitions:
+    """A Faust RocksDB store's databases, addressed by partition rather than by current event."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def get(self, key: bytes) -> bytes | None:
+        """The value of ``key`` in whichever local database holds it (bloom filters first)."""
+        found = self._store._get_bucket_for_key(key)
+        return None if found is None else found.value
+
+    def note(self, key: bytes, partition: int) -> None:
+        """Tell the store which partition's database holds ``key``."""
+        self._store._key_index[key] = partition
+
+    def forget(self, key: bytes) -> None:
+        """Drop ``key`` from the store's index of partitions."""
+        self._store._key_index.pop(key, None)
+
+    def db(self, partition: int) -> Any:
+        """The database of ``partition`` (opened on first use)."""
+        return self._store._db_for_partition(partition)
+
+    def dbs_for(self, key: bytes) -> Iterator[Any]:
+        """Every local database that may hold ``key``."""
+        return iter(list(self._store._dbs_for_key(key)))
+
+    def items(self) -> list[tuple[bytes, bytes]]:
+        """Every key and value of every local database."""
+        return list(self._store._iteritems())
+
