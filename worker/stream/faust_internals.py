@@ -18,6 +18,8 @@ missing attribute, so an upgrade re-reads them here before anything else changes
   wait per broker). Seams: ``Transport.Consumer``, ``Consumer._new_consumer_thread``,
   ``AIOKafkaConsumerThread._create_worker_consumer``, aiokafka's ``_fetch_max_wait_ms`` (read when
   the consumer starts), and ``App._new_transport``.
+- **Seeks on the consumer's thread** (``_Consumer._seek``): Faust seeks from the app's thread,
+  racing aiokafka's fetcher in the consumer thread (a ``KeyError`` that stops the worker).
 - **The app's web server** (``InternalsApp.web_class``, through ``App._new_web``): the worker's
   own pages only (``worker.stream.web``).
 - **A passive stream** (``enable_passive``): the overlapped take (``worker.stream.take``) feeds
@@ -54,6 +56,22 @@ class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
 class _Consumer(faust_aiokafka.Consumer):
     def _new_consumer_thread(self) -> _ConsumerThread:
         return _ConsumerThread(self, loop=self.loop, beacon=self.beacon)
+
+    async def _seek(self, partition: Any, offset: int) -> None:
+        """Seek on the consumer's own thread, as Faust's other consumer calls do.
+
+        Faust's ``ThreadDelegateConsumer._seek`` calls aiokafka's ``seek`` from the app's thread
+        while the consumer thread may be inside ``Fetcher.fetched_records``; both delete the
+        partition from the fetcher's dict of fetched records, and the loser raises ``KeyError``,
+        which crashes the fetcher and ends the worker (seen in the SIGKILL e2e test, where the
+        offset guard seeks a partition back right after the restart).
+        """
+        thread = self._thread
+
+        async def seek() -> None:
+            thread.seek(partition, offset)
+
+        await thread.call_thread(seek)
 
 
 class WorkerTransport(faust_aiokafka.Transport):

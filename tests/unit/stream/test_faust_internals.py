@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 from pathlib import Path
+from typing import Any
 
+import faust
 from aiokafka import AIOKafkaConsumer
 
 from worker.settings import Settings
@@ -65,11 +67,46 @@ def test_every_private_attribute_the_worker_reaches_still_exists() -> None:
 
     expected = {
         faust.App: ("_new_web", "_new_transport"),
-        driver.Consumer: ("_new_consumer_thread",),
-        driver.AIOKafkaConsumerThread: ("_create_worker_consumer",),
+        driver.Consumer: ("_new_consumer_thread", "_seek"),
+        driver.AIOKafkaConsumerThread: ("_create_worker_consumer", "seek", "call_thread"),
         Stream: ("_enable_passive",),
         Store: ("_get_bucket_for_key", "_db_for_partition", "_dbs_for_key", "_iteritems"),
     }
     missing = [f"{cls.__name__}.{name}" for cls, names in expected.items() for name in names
                if not hasattr(cls, name)]
     assert missing == []
+
+
+async def test_a_seek_runs_on_the_consumer_thread_not_the_apps(tmp_path: Path) -> None:
+    """aiokafka's fetcher state belongs to the consumer thread: a seek made from the app's thread
+    raced ``Fetcher.fetched_records`` and crashed the worker with a ``KeyError``."""
+    app = _new_app(Settings(data_dir=tmp_path, app_id="seek-thread"))
+    consumer = app.consumer
+    real = consumer._thread
+    seeks: list[tuple[object, int]] = []
+
+    class Thread:
+        on_thread = False
+
+        def seek(self, tp: object, offset: int) -> None:
+            assert self.on_thread, "seek called from the app's thread"
+            seeks.append((tp, offset))
+
+        async def call_thread(self, fun: Any, *args: object) -> None:
+            self.on_thread = True
+            try:
+                await fun(*args)
+            finally:
+                self.on_thread = False
+
+    try:
+        consumer._thread = Thread()
+        tp = faust.types.TP("drafts", 3)
+        await consumer.seek(tp, 42)
+        assert seeks == [(tp, 42)]
+        assert consumer._read_offset[tp] == 42
+    finally:
+        consumer._thread = real
+        for loop in (real.thread_loop, app.loop):
+            if loop is not asyncio.get_running_loop() and not loop.is_closed():
+                loop.close()
