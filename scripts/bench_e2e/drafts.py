@@ -68,6 +68,12 @@ def _cite(ref: tuple[str, int, str]) -> str:
     return f"[{ref[0]}-{ref[1]}]"
 
 
+def _said(text: str) -> str:
+    """The first sentence of a source's text, without its stop: what a finding citing it says
+    (and what a quote of it quotes), so a grounded draft of the mix is supported (rule 6b)."""
+    return text.split(".", 1)[0].strip()
+
+
 class MixGenerator:
     """Deterministic drafts for a run; indices never repeat, so every turn is fresh."""
 
@@ -166,7 +172,8 @@ class MixGenerator:
         refs = rng.sample(tenant.visible, 8)
         cited = {(r[0], r[1]) for r in refs}
         lines = []
-        topics = ("checkout latency", "refund volume", "pool saturation", "error budget")
+        # Every finding restates the first sentence of the source it cites first, so a grounded
+        # draft of the mix is supported too (contract rule 6b): the benchmark measures the check.
         for i in range(6):
             a, b = refs[i], refs[(i + 1) % 8]
             tokens = _cite(a) + (_cite(b) if i % 2 == 0 else "")
@@ -178,17 +185,13 @@ class MixGenerator:
                 secret = rng.choice(tenant.hidden_docs)
                 tokens += f"[DOC-{secret}]"
                 cited.add(("DOC", secret))
-            lines.append(
-                f"- Finding {i + 1}: {topics[i % 4]} for the payments service moved by "
-                f"{rng.randint(2, 90)}% between 14:{10 + i:02d} and 15:{20 + i:02d} UTC, "
-                f"as the on-call notes show {tokens}."
-            )
+            lines.append(f"- {_said(a[2])} {tokens}.")
         if hidden:
             secret = rng.choice(tenant.hidden_docs)
             lines.append(f"- The restructuring memo names the owners of the change [DOC-{secret}].")
             cited.add(("DOC", secret))
         markdown = (
-            f"## Summary\n\nThe incident had three phases {_cite(refs[7])}.\n\n"
+            f"## Summary\n\n{_said(refs[7][2])} {_cite(refs[7])}.\n\n"
             + "\n".join(lines)
             + "\n\nWhat triggered the first alert is still open?\n"
         )
@@ -196,11 +199,11 @@ class MixGenerator:
         output: dict[str, Any] = {
             "answer_markdown": markdown,
             "citations": [
-                {"kind": r[0], "id": r[1], "quote": " ".join(r[2].split()[:6])} for r in quoted
+                {"kind": r[0], "id": r[1], "quote": _said(r[2])} for r in quoted
             ],
             "claims": [
                 {
-                    "text": f"Claim {i + 1}: the change shows in the metrics {_cite(refs[i])}.",
+                    "text": f"{_said(refs[i][2])} {_cite(refs[i])}.",
                     "citations": [{"kind": refs[i + 4][0], "id": refs[i + 4][1]}],
                 }
                 for i in range(3)

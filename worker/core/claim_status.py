@@ -34,8 +34,15 @@ from worker.core.claims import ClaimUnit, UnitKind
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceKind, Resolution
 from worker.core.failures import Failure, FailureCode
 from worker.core.messages import GroundingStatus
-from worker.core.policy import LostSupportPolicy, TenantPolicy
+from worker.core.policy import LostSupportPolicy, SupportPolicy, TenantPolicy
 from worker.core.redaction import remove_tokens, replace_spans
+from worker.core.support import (
+    SourceIndex,
+    SourceText,
+    SupportLevel,
+    SupportResult,
+    check_support,
+)
 from worker.core.wire import WireParts
 
 #: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.
@@ -88,6 +95,24 @@ def unit_status(
     return UnitStatus.HEDGED if policy is LostSupportPolicy.HEDGE else UnitStatus.OMITTED
 
 
+class Support(NamedTuple):
+    """Rule 6b's results for one draft."""
+
+    #: Position of the unit in the draft's units -> its result (cited units only).
+    of_unit: dict[int, SupportResult]
+    #: The lowest support of the checked units citing each ref (ledger rows, contract §6).
+    of_ref: dict[CitationRef, SupportLevel]
+
+
+#: Lowest first: a ledger row shows the worst that was found.
+_SUPPORT_RANK = {
+    SupportLevel.UNSUPPORTED: 0,
+    SupportLevel.WEAK: 1,
+    SupportLevel.UNCHECKED: 2,
+    SupportLevel.SUPPORTED: 3,
+}
+
+
 def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
     units: tuple[ClaimUnit, ...],
     resolved: Mapping[CitationRef, dict[str, Any]],
@@ -95,13 +120,17 @@ def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
     resolutions: Mapping[CitationRef, Resolution],
     policy: TenantPolicy,
     failures: list[Failure],
-) -> tuple[list[UnitVerdict], WireParts, bool]:
+    sources: Mapping[CitationRef, str] | None = None,
+    index: SourceIndex | None = None,
+) -> tuple[list[UnitVerdict], WireParts, bool, Support]:
     """Rule 7 in one pass over the units: the verdict of each unit that is not cited (a unit
     with a resolved ref is cited: no ``unit_status``, and nothing for ``redact_output`` to do
     there); ``uncited_claim`` and ``unsupported_answer`` per unit; the published claims in their
     wire form (cited and hedged units, omitted ones absent; a cited unit's text without its
     hidden tokens, its citations the resolved refs' ``CitationKey``s, ``resolved``'s values);
-    whether any unit was refused."""
+    whether any unit was refused; and rule 6b, the support of every cited unit by the texts of
+    its resolved refs (``sources``: the text each resolved ref is checked against), with
+    ``unsupported_claim`` under the policy ``enforce``."""
     hedged_status = UnitStatus.HEDGED
     cited_claim = GroundingStatus.CITED
     hedged = {
@@ -115,19 +144,28 @@ def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
     verdicts: list[UnitVerdict] = []
     claims = WireParts()
     refused = False
-    for unit in units:
+    checked = policy.support is not SupportPolicy.OFF and sources is not None
+    enforce = policy.support is SupportPolicy.ENFORCE
+    support = Support({}, {})
+    index = index if index is not None else SourceIndex()
+    for position, unit in enumerate(units):
         refs = unit.refs
         if not cites.isdisjoint(refs):  # cited: no verdict (redaction acts on the others)
             cited = refs if cites.issuperset(refs) else [r for r in refs if r in cites]
             redact = hidden and not hidden.isdisjoint(refs)
             text = remove_tokens(unit.text, hidden) if redact else unit.text
-            claims.append(
-                {
-                    "text": text,
-                    "citations": list(map(key_of, cited)),
-                    "grounding_status": cited_claim,
-                }
-            )
+            claim = {
+                "text": text,
+                "citations": list(map(key_of, cited)),
+                "grounding_status": cited_claim,
+            }
+            if checked:
+                assert sources is not None  # for mypy: ``checked`` says so
+                result = _support(unit, text, cited, sources, index, support, position)
+                claim["support"] = result.level
+                if enforce and result.level is SupportLevel.UNSUPPORTED:
+                    failures.append(_unsupported(unit, result))
+            claims.append(claim)
             continue
         status = unit_status(unit, resolutions, lost)
         verdicts.append(_new(UnitVerdict, (unit, status)))
@@ -154,7 +192,51 @@ def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
                     detail="its only support is not visible to the reader",
                 )
             )
-    return verdicts, claims, refused
+    return verdicts, claims, refused, support
+
+
+def _support(  # noqa: PLR0917 -- one cited unit's part of rule7's state
+    unit: ClaimUnit,
+    text: str,
+    cited: Sequence[CitationRef],
+    sources: Mapping[CitationRef, str],
+    index: SourceIndex,
+    support: Support,
+    position: int,
+) -> SupportResult:
+    """Rule 6b for one cited unit: its text (hidden tokens already out) against the texts of its
+    resolved refs only, so words only a hidden source supports find nothing to match."""
+    result = check_support(
+        text,
+        [SourceText(r, sources.get(r) or "") for r in cited],
+        index,
+        words_accuse=unit.kind is not UnitKind.PROPOSAL,
+    )
+    support.of_unit[position] = result
+    rank = _SUPPORT_RANK[result.level]
+    of_ref = support.of_ref
+    for ref in cited:
+        seen = of_ref.get(ref)
+        if seen is None or rank < _SUPPORT_RANK[seen]:
+            of_ref[ref] = result.level
+    return result
+
+
+def _unsupported(unit: ClaimUnit, result: SupportResult) -> Failure:
+    """``unsupported_claim`` at the unit's path, naming what of the unit's own (visible) words
+    no cited source has: never a source's text."""
+    if result.missing_numbers:
+        detail = "no cited source has " + ", ".join(result.missing_numbers[:5])
+    elif result.missing_words and result.score < 1.0:
+        detail = (
+            f"the cited sources cover {round(result.score * 100)}% of its words; missing: "
+            + ", ".join(result.missing_words[:8])
+        )
+    else:
+        detail = "it negates what no cited source negates"
+    if unit.kind is UnitKind.SENTENCE:
+        detail = f"assertion sentence {unit.index + 1}: {detail}"
+    return Failure(code=FailureCode.UNSUPPORTED_CLAIM, path=unit.path, detail=detail[:300])
 
 
 class _Hidden(NamedTuple):

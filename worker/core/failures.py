@@ -22,6 +22,7 @@ class FailureCode(StrEnum):
     AGENT_NO_GROUNDING = "agent_no_grounding"
     REGENERATION_TIMEOUT = "regeneration_timeout"
     CONTRADICTED_CLAIM = "contradicted_claim"
+    UNSUPPORTED_CLAIM = "unsupported_claim"
 
 
 class Failure(BaseModel):

@@ -30,6 +30,7 @@ from worker.core.contract import Outcome
 from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
 from worker.core.evidence import CitationRef, EvidenceRecord, Resolution
 from worker.core.policy import PolicyBook, TenantPolicy
+from worker.core.support import SourceIndex
 from worker.core.turns import Decision, TurnState, decide, expired
 from worker.core.verdict import Evaluation, Prepared, evaluate, prepare
 
@@ -112,15 +113,17 @@ def judge(
     now: datetime,
     *,
     retention_s: float | None,
+    sources: SourceIndex | None = None,
 ) -> Judgement:
     """Decide one admitted draft.
 
     ``state`` is the turn's stored state (``None``: open); ``evidence`` the records the store
     returned for the draft's tenant among :attr:`Admitted.refs`; ``retention_s`` how long a
-    finished turn is kept (``None``: forever).
+    finished turn is kept (``None``: forever); ``sources`` the batch's memo of source texts read
+    for the support check (rule 6b; one per draft when ``None``).
     """
     if state is not None and retention_s is not None and expired(state, now, retention_s):
         state = None
     prepared, policy = admitted.prepared, admitted.policy
-    evaluation = evaluate(prepared, evidence, policy, now)
+    evaluation = evaluate(prepared, evidence, policy, now, sources)
     return Judgement(admitted, state, evaluation, decide(state, prepared, evaluation, policy, now))

@@ -35,6 +35,7 @@ from worker.core.contract import LedgerOutcome
 from worker.core.evidence import CitationRef, EvidenceKind, Principal, QuoteCheck, Resolution
 from worker.core.failures import Failure, FailureCode
 from worker.core.outputs import DraftKind
+from worker.core.support import SupportLevel
 
 SCHEMA_VERSION = 1
 _T = TypeVar("_T")
@@ -65,6 +66,9 @@ class ClaimOut(_Message):
     text: str
     citations: tuple[CitationKey, ...]
     grounding_status: GroundingStatus
+    #: A cited unit's support by its visible sources (contract rule 6b); absent for a hedged unit
+    #: and under a tenant policy ``support: off``.
+    support: SupportLevel | None = None
 
 
 class CitationOut(_Message):
@@ -147,6 +151,17 @@ class CouldNotGround(_Message):
     at: str
 
 
+class LedgerSupport(StrEnum):
+    """A ledger row's support: the lowest of the checked units citing it (contract §6)."""
+
+    SUPPORTED = "supported"
+    WEAK = "weak"
+    UNSUPPORTED = "unsupported"
+    UNCHECKED = "unchecked"
+    #: No unit citing it was checked (hedged, failed, omitted, or the check is off).
+    NONE = "none"
+
+
 class LedgerRow(_Message):
     """One distinct cited (kind, id): metadata only, never text, title, quote or snippet."""
 
@@ -156,6 +171,7 @@ class LedgerRow(_Message):
     resolution: Resolution
     quote_check: QuoteCheck
     paths: tuple[str, ...]
+    support: LedgerSupport = LedgerSupport.NONE
 
 
 class LedgerBatch(_Message):
@@ -201,6 +217,7 @@ class ClaimValue(NamedTuple):
     text: str
     citations: tuple[CitationRef, ...]
     grounding_status: GroundingStatus
+    support: SupportLevel | None = None
 
 
 class SourceValue(NamedTuple):
@@ -221,3 +238,4 @@ class LedgerValue(NamedTuple):
     resolution: Resolution
     quote_check: QuoteCheck
     paths: tuple[str, ...]
+    support: LedgerSupport = LedgerSupport.NONE

@@ -21,6 +21,17 @@ class LostSupportPolicy(StrEnum):
     REFUSE = "refuse"
 
 
+class SupportPolicy(StrEnum):
+    """Contract rule 6b: what an ``unsupported`` cited unit does."""
+
+    #: ``unsupported`` is failure ``unsupported_claim`` with the unit's path.
+    ENFORCE = "enforce"
+    #: ``support`` is reported on every cited claim; nothing fails on it.
+    ADVISORY = "advisory"
+    #: No check: published claims carry no ``support``, ledger rows ``none``.
+    OFF = "off"
+
+
 class TenantPolicy(BaseModel):
     """One tenant's grounding policy. ``version`` is echoed on every output."""
 
@@ -32,6 +43,8 @@ class TenantPolicy(BaseModel):
     auto_apply_threshold: float = Field(default=0.9, ge=0.0, le=1.0)
     #: Seconds an agent has to answer a regenerate request.
     regeneration_deadline_s: float = Field(default=120.0, gt=0)
+    #: The support check of cited units (contract rule 6b).
+    support: SupportPolicy = SupportPolicy.ENFORCE
     #: Typed claims: answer field -> (entity, field) of a fact; each gets one disposition.
     claims: tuple[DeclaredClaim, ...] = ()
 

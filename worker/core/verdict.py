@@ -56,15 +56,18 @@ from worker.core.evidence import (
 )
 from worker.core.failures import Failure, FailureCode
 from worker.core.lookalikes import lookalike_paths
+from worker.core.messages import LedgerSupport
 from worker.core.outputs import SCHEMA_FIELDS, validate_output
 from worker.core.policy import TenantPolicy
 from worker.core.quotes import check_quotes
 from worker.core.redaction import redact_text
+from worker.core.support import SourceIndex, SupportResult
 from worker.core.wire import WireParts
 
 MAX_DISTINCT_CITATIONS = 1000
 _CODE_ORDER = {code: i for i, code in enumerate(FailureCode)}
 _NONE = QuoteCheck.NONE
+_NO_SUPPORT = LedgerSupport.NONE
 _RESOLVED = Resolution.RESOLVED
 _ID = itemgetter(1)
 #: Resolutions that fail the draft at each occurrence (rule 4).
@@ -113,6 +116,9 @@ class Evaluation(NamedTuple):
     #: Every distinct cited id and how it resolved, in order of first citation (hidden ones
     #: included: never publish); empty when the output could not be validated.
     resolutions: Mapping[CitationRef, Resolution] = MappingProxyType({})
+    #: Rule 6b: each cited unit's support, by its position among the prepared units (``check``
+    #: shows it); empty when the check is off or nothing was cited.
+    unit_support: Mapping[int, SupportResult] = MappingProxyType({})
 
     @property
     def grounded(self) -> bool:
@@ -202,8 +208,12 @@ def evaluate(
     evidence: Mapping[CitationRef, EvidenceRecord],
     policy: TenantPolicy,
     now: datetime,
+    index: SourceIndex | None = None,
 ) -> Evaluation:
-    """Rules 4-7 for a prepared draft, given the records the stores returned for its tenant."""
+    """Rules 4-7 for a prepared draft, given the records the stores returned for its tenant.
+
+    ``index``: the batch's memo of source texts read for rule 6b (one per call when ``None``).
+    """
     output = prepared.output
     if output is None:
         return Evaluation(
@@ -219,9 +229,22 @@ def evaluate(
     resolved, sources, rows = _per_id(
         resolutions, paths, evidence, first_quote, worst, visible=visible
     )
-    verdicts, claims, refused = rule7(
-        prepared.units, resolved, hidden, resolutions, policy, failures
+    verdicts, claims, refused, support = rule7(
+        prepared.units,
+        resolved,
+        hidden,
+        resolutions,
+        policy,
+        failures,
+        _source_texts(resolved, evidence, first_quote, worst),
+        index,
     )
+    if support.of_ref:  # the ledger rows, in order of first citation like the resolutions
+        of_ref = support.of_ref
+        for row, ref in zip(rows, resolutions, strict=True):
+            level = of_ref.get(ref)
+            if level is not None:
+                row["support"] = level
     no_grounding = output.get("no_grounding") is True
     if no_grounding:
         failures.append(
@@ -252,7 +275,35 @@ def evaluate(
         ledger_rows=rows,
         claim_checks=checks,
         resolutions=resolutions,
+        unit_support=support.of_unit,
     )
+
+
+_VERIFIED = frozenset({QuoteCheck.EXACT, QuoteCheck.TOLERANT})
+
+
+def _source_texts(
+    resolved: Mapping[CitationRef, object],
+    evidence: Mapping[CitationRef, EvidenceRecord],
+    first_quote: Mapping[CitationRef, str],
+    worst: Mapping[CitationRef, QuoteCheck],
+) -> dict[CitationRef, str]:
+    """Rule 6b: what each resolved ref is checked against — its verified quote (every quote of it
+    checked ``exact`` or ``tolerant``), else its ``summary`` (OBS, EVT) or ``title`` and ``text``
+    (DOC). Hidden refs are not resolved, so they have none."""
+    texts: dict[CitationRef, str] = {}
+    doc = EvidenceKind.DOC
+    for ref in resolved:
+        quote = first_quote.get(ref)
+        if quote is not None and worst.get(ref) in _VERIFIED:
+            texts[ref] = quote
+            continue
+        record = evidence[ref]
+        if ref.kind is doc and record.title:
+            texts[ref] = f"{record.title}\n{record.text or ''}"
+        else:
+            texts[ref] = record.text or ""
+    return texts
 
 
 def _resolve_all(
@@ -329,6 +380,7 @@ def _per_id(
                 "resolution": state,
                 "quote_check": check,
                 "paths": paths[ref],
+                "support": _NO_SUPPORT,  # rule 6b's lowest, once the units are checked
             }
         )
         if state is not _RESOLVED:

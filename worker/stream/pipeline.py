@@ -43,6 +43,7 @@ from worker.core.evidence import CitationRef, EvidenceRecord
 from worker.core.grounding import Admitted, admit, judge
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
+from worker.core.support import SourceIndex
 from worker.core.turns import Decision, TurnPhase, TurnState, expired, on_deadline
 from worker.faults import RetriableFault
 from worker.kafka.control import Control, ControlKind, is_control, parse_control
@@ -172,11 +173,12 @@ class BatchProcessor:
         items, (evidence, unavailable) = await self._admitted(batch, report)
         fetched = time.perf_counter()
         now = self._clock()
+        sources = SourceIndex()  # the batch's source texts, read once for every draft citing them
         out: list[Outgoing] = []
         for item in items:
             try:
                 with trace_scope(item.incoming.header("traceparent")):
-                    out.extend(self._route(item, evidence, unavailable, now, report))
+                    out.extend(self._route(item, evidence, unavailable, now, report, sources))
             except Exception as exc:  # any bug on one record is that record's poison
                 # Not log.exception: a traceback may quote draft text; it goes to DEBUG only.
                 log.error(  # noqa: TRY400
@@ -298,13 +300,14 @@ class BatchProcessor:
 
         return await self._resolver.resolve(wanted, counted)
 
-    def _route(
+    def _route(  # noqa: PLR0917 -- the batch's state each record is routed in
         self,
         item: _Item,
         evidence: Mapping[str, Mapping[CitationRef, EvidenceRecord]],
         unavailable: Mapping[str, tuple[ErrorClass, str]],
         now: datetime,
         report: BatchReport,
+        sources: SourceIndex,
     ) -> list[Outgoing]:
         rec = item.incoming
         if is_control(rec):
@@ -324,6 +327,7 @@ class BatchProcessor:
             evidence.get(tenant, {}),
             now,
             retention_s=self._settings.turn_retention_s,
+            sources=sources,
         )
         if judgement.dead_letter is not None:
             return [self._dead_letter(rec, *judgement.dead_letter, report)]

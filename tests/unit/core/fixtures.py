@@ -203,7 +203,7 @@ def good_answer() -> dict[str, Any]:
             "- The corridor is closed to tankers after dusk [DOC-9931]."
         ),
         "citations": [
-            {"kind": "OBS", "id": 50412, "quote": "entered the northern corridor"},
+            {"kind": "OBS", "id": 50412, "quote": "Aurora entered the northern corridor at 04:10"},
             {"kind": "DOC", "id": 9931, "quote": "closed to TANKERS after dusk"},
         ],
         "claims": [

@@ -158,7 +158,7 @@ STATUS = DeclaredClaim(answer_field="patch.status", entity="case:88", field="sta
 def case_update(status: str | None) -> dict[str, Any]:
     return {
         "proposal_type": "case_update",
-        "summary": "Escalate case 88 [OBS-50412].",
+        "summary": "Escalate the case: Aurora entered the corridor [OBS-50412].",
         "grounding": {"reasoning": "It entered the corridor.", "observations": [50412]},
         "confidence": 0.8,
         "gate": "Q9",

@@ -81,6 +81,7 @@ def test_messages_written_from_plain_values_are_the_models_bytes(r: random.Rando
             text=c["text"],
             citations=tuple(CitationKey(**k) for k in c["citations"]),
             grounding_status=c["grounding_status"],
+            support=c.get("support"),
         )
         for c in ev.claims
     )

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 
 from worker.core.evidence import CitationRef, EvidenceKind
 from worker.core.failures import FailureCode
-from worker.core.policy import LostSupportPolicy, TenantPolicy
+from worker.core.policy import LostSupportPolicy, SupportPolicy, TenantPolicy
 
 
 def codes_paths(output: Any, **kw: Any) -> list[tuple[str, str | None]]:
@@ -64,12 +64,13 @@ def test_grounded_answer_message() -> None:
     assert msg["validated_at"] == "2026-12-02T12:00:00.000Z"
     assert msg["output"] == good_answer()
     assert [c["grounding_status"] for c in msg["claims"]] == ["cited"] * 4
+    assert [c["support"] for c in msg["claims"]] == ["supported"] * 4
     assert msg["claims"][0]["citations"] == [{"kind": "OBS", "id": 50412}]
     assert msg["citations"] == [
         {
             "kind": "OBS",
             "id": 50412,
-            "quote": "entered the northern corridor",
+            "quote": "Aurora entered the northern corridor at 04:10",
             "quote_check": "exact",
         },
         {"kind": "OBS", "id": 50418, "quote_check": "none"},
@@ -99,6 +100,7 @@ def test_ledger_rows_metadata_only() -> None:
         "resolution": "resolved",
         "quote_check": "exact",
         "paths": ["answer_markdown", "citations[0]"],
+        "support": "supported",
     }
     assert {r["source_id"] for r in batch["rows"]} == {"50412", "50418", "2741", "9931"}
 
@@ -312,6 +314,7 @@ def test_hidden_document_vanishes_from_every_message() -> None:
                 "claims[0].text",
                 "claims[0].citations[1]",
             ],
+            "support": "none",
         }
     ]
     assert SEALED_TITLE not in json.dumps(ledger)
@@ -337,8 +340,9 @@ def test_revoked_is_redacted_and_future_revocation_is_not() -> None:
 
 def test_removing_a_token_never_joins_a_new_one() -> None:
     out = {"answer_markdown": "Joined [OBS-50412] [DOC-5[DOC-4242]1]."}
-    # DOC-51 does not exist: if a new token formed it would be dangling and fail the draft.
-    decision = run_output(out)
+    # DOC-51 does not exist: if a new token formed it would be dangling and fail the draft. (The
+    # support check is off: the residue ``1]`` is a number no source has.)
+    decision = run_output(out, policy=TenantPolicy(support=SupportPolicy.OFF))
     text = message(decision, "validated")["output"]["answer_markdown"]
     assert "[DOC-51]" not in text
     assert "4242" not in text
