@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from worker.core.evidence import MAX_SOURCE_ID, EvidenceKind, QuoteCheck, Resolution
+from worker.core.messages import LedgerSupport
 from worker.faults import PoisonFault
 from worker.settings import Settings
 from worker.stores.ledger import PostgresLedger
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.integration
 
 COLUMNS = {
     "tenant_id", "turn_id", "draft_id", "attempt", "outcome", "kind", "source_id", "resolution",
-    "quote_check", "paths", "policy_version", "recorded_at", "event_id",
+    "quote_check", "paths", "policy_version", "recorded_at", "event_id", "support",
 }  # fmt: skip
 
 
@@ -30,7 +31,8 @@ def _batch(tenant: str, draft_id: str = "d-1") -> list[LedgerRecord]:
     return [
         LedgerRecord(**common, kind=EvidenceKind.OBS, source_id=1001,
                      resolution=Resolution.RESOLVED, quote_check=QuoteCheck.EXACT,
-                     paths=("answer_markdown", "claims[0].citations[0]")),
+                     paths=("answer_markdown", "claims[0].citations[0]"),
+                     support=LedgerSupport.UNSUPPORTED),
         LedgerRecord(**common, kind=EvidenceKind.DOC, source_id=9002,
                      resolution=Resolution.ACL_REDACTED, paths=("claims[1].text",)),
         LedgerRecord(**common, kind=EvidenceKind.DOC, source_id=MAX_SOURCE_ID + 1,
@@ -82,7 +84,9 @@ async def test_a_batch_written_twice_leaves_one_copy(
     assert obs["outcome"] == "regenerate"
     assert obs["event_id"] == "ev-d-1"
     assert obs["recorded_at"] is not None
+    assert obs["support"] == "unsupported"  # rule 6b, contract §6
     assert by_kind[("DOC", "9002")]["quote_check"] == "none"
+    assert by_kind[("DOC", "9002")]["support"] == "none"
     assert by_kind[("EVT", str(10**30 + 7))]["paths"] == []
 
 

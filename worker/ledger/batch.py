@@ -10,7 +10,8 @@ same ``orjson.loads``, so the JSON itself is read one way only.
 
 What the proof keeps equal to the reference: unknown fields are ignored by both (the batch's
 ``schema_version`` and ``claim_checks`` are not ledger columns); a missing ``rows`` is none and a
-missing ``quote_check``/``paths`` is ``"none"``/``[]`` in both; ``source_id`` must be a string of
+missing ``quote_check``/``paths``/``support`` is ``"none"``/``[]``/``"none"`` in both (a batch
+written before the support check); ``source_id`` must be a string of
 ASCII digits here and goes through the same ``int()`` as there. ``tests/unit/ledger/
 test_ledger_batch.py`` checks, on random valid and mutated messages, that the two agree.
 """
@@ -34,6 +35,7 @@ class _Row(Struct):
     resolution: Literal["dangling", "revoked", "acl_redacted", "not_in_retrieval", "resolved"]
     quote_check: Literal["none", "exact", "tolerant", "mismatch"] = "none"
     paths: list[str] = []  # msgspec copies an empty default per instance
+    support: Literal["supported", "weak", "unsupported", "unchecked", "none"] = "none"
 
 
 class _Batch(Struct):
@@ -72,7 +74,9 @@ def proven_rows(doc: Any) -> list[LedgerRow] | None:
         batch.event_id,
     )
     return [
-        LedgerRow(*common, r.kind, int(r.source_id), r.resolution, r.quote_check, r.paths)
+        LedgerRow(
+            *common, r.kind, int(r.source_id), r.resolution, r.quote_check, r.paths, r.support
+        )
         for r in batch.rows
     ]
 
@@ -100,6 +104,7 @@ def _records(doc: dict[str, Any]) -> list[LedgerRecord]:
             resolution=row["resolution"],
             quote_check=row.get("quote_check", "none"),
             paths=tuple(row.get("paths", ())),
+            support=row.get("support", "none"),
         )
         for row in doc.get("rows", ())
     ]

@@ -43,11 +43,11 @@ class PostgresLedger:
         self._insert = (
             f"INSERT INTO {quote_identifier(settings.ledger_table)}"  # noqa: S608 - validated, quoted identifier
             " (tenant_id, turn_id, draft_id, attempt, outcome, policy_version, event_id,"
-            " kind, source_id, resolution, quote_check, paths)"
+            " kind, source_id, resolution, quote_check, paths, support)"
             " SELECT r->>0, r->>1, r->>2, (r->>3)::integer, r->>4, r->>5, r->>6,"
             " r->>7, (r->>8)::numeric, r->>9, r->>10,"
             " ARRAY(SELECT p.path FROM jsonb_array_elements_text(r->11) WITH ORDINALITY"
-            " AS p(path, n) ORDER BY p.n)"
+            " AS p(path, n) ORDER BY p.n), r->>12"
             " FROM jsonb_array_elements($1::jsonb) AS batch(r)"
             " ON CONFLICT (tenant_id, turn_id, draft_id, kind, source_id) DO NOTHING"
         )

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from worker.core.contract import LedgerOutcome
 from worker.core.evidence import EvidenceKind, QuoteCheck, Resolution
+from worker.core.messages import LedgerSupport
 
 
 class LedgerRecord(BaseModel):
@@ -38,6 +39,8 @@ class LedgerRecord(BaseModel):
     quote_check: QuoteCheck = QuoteCheck.NONE
     #: Field paths where the citation occurred (``claims[0].text``, ...).
     paths: tuple[str, ...] = ()
+    #: The lowest support of the checked units citing it (contract rule 6b); ``none``: unchecked.
+    support: LedgerSupport = LedgerSupport.NONE
 
 
 class LedgerRow(NamedTuple):
@@ -59,6 +62,7 @@ class LedgerRow(NamedTuple):
     resolution: str
     quote_check: str
     paths: list[str]
+    support: str = "none"
 
     @classmethod
     def of(cls, record: LedgerRecord) -> LedgerRow:
@@ -76,4 +80,5 @@ class LedgerRow(NamedTuple):
             record.resolution.value,
             record.quote_check.value,
             list(record.paths),
+            record.support.value,
         )

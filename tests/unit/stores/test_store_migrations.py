@@ -17,7 +17,11 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def test_migrations_are_ordered_and_fully_rendered() -> None:
     migrations = load_migrations(Settings())
-    assert [m.version for m in migrations] == ["001_evidence", "002_citation_ledger"]
+    assert [m.version for m in migrations] == [
+        "001_evidence",
+        "002_citation_ledger",
+        "003_ledger_support",
+    ]
     for migration in migrations:
         assert "{{" not in migration.sql
         assert len(migration.checksum) == 64
@@ -40,11 +44,16 @@ def test_other_table_names_give_other_checksums() -> None:
     assert default[1].checksum == renamed[1].checksum
 
 
+_IDEMPOTENT = (
+    r"\s*(?:CREATE (?:TABLE|INDEX) IF NOT EXISTS|ALTER TABLE \S+\s+ADD COLUMN IF NOT EXISTS)"
+)
+
+
 def test_every_statement_is_idempotent() -> None:
     for migration in load_migrations(Settings()):
         statements = [s for s in _strip_comments(migration.sql).split(";") if s.strip()]
         for statement in statements:
-            assert re.match(r"\s*CREATE (TABLE|INDEX) IF NOT EXISTS", statement), statement
+            assert re.match(_IDEMPOTENT, statement), statement
 
 
 def test_unknown_placeholders_and_bad_names_are_refused() -> None:
