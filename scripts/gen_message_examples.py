@@ -47,6 +47,7 @@ CASES = (
     ("answer_hedged_hidden_doc", "answer_hedged_hidden_doc.json"),
     ("proposal_grounded", "proposal_grounded.json"),
     ("answer_regenerate_dangling", "answer_regenerate_dangling.json"),
+    ("answer_regenerate_unsupported_number", "answer_regenerate_unsupported_number.json"),
     ("report_regenerate_buried_dangling", "report_regenerate_buried_dangling.json"),
     ("answer_could_not_ground_no_grounding", "answer_could_not_ground_no_grounding.json"),
 )

@@ -34,12 +34,14 @@ from typing import Any, NamedTuple
 import orjson
 
 from worker.core.claim_checks import claim_checks_wire
+from worker.core.claims import ClaimUnit
 from worker.core.contract import Outcome, TopicRole
 from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceRecord, Resolution
 from worker.core.grounding import Judgement, admit_draft, judge
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
+from worker.core.support import SupportResult
 from worker.core.turns import TurnPhase, TurnState
 
 EXIT_GROUNDED = 0
@@ -140,8 +142,8 @@ def report(
             for f in evaluation.failures
         ],
         "claims": [
-            {"kind": u.kind.value, "path": u.path, "index": u.index, "status": status.value}
-            for u, status in judgement.unit_statuses
+            _claim(u, status.value, evaluation.unit_support.get(position))
+            for position, (u, status) in enumerate(judgement.unit_statuses)
         ],
         "citations": {r.value: by_resolution[r.value] for r in Resolution},
         "redacted": {
@@ -154,6 +156,27 @@ def report(
     if messages is not None:
         body["messages"] = messages
     return body
+
+
+def _claim(unit: ClaimUnit, status: str, support: SupportResult | None) -> dict[str, Any]:
+    """One unit of the report; with rule 6b's evidence when it was checked: the level, the share
+    of its words found, its own numbers and words no cited source has, and the visible source
+    that came closest (only visible sources are ever compared)."""
+    entry: dict[str, Any] = {
+        "kind": unit.kind.value,
+        "path": unit.path,
+        "index": unit.index,
+        "status": status,
+    }
+    if support is not None:
+        entry["support"] = {
+            "level": support.level.value,
+            "score": support.score,
+            "missing_numbers": list(support.missing_numbers),
+            "missing_words": list(support.missing_words),
+            "closest": support.closest.label if support.closest is not None else None,
+        }
+    return entry
 
 
 def dead_letter_report(rejection: EnvelopeRejection) -> dict[str, Any]:
@@ -268,7 +291,20 @@ def readable(result: dict[str, Any]) -> list[str]:
     )
     for c in claims:
         unit = f"{c['path']} sentence {c['index'] + 1}" if c["kind"] == "sentence" else c["path"]
-        lines.append(f"  {unit:<40} {c['status']}")
+        support = c.get("support")
+        if support is None:
+            lines.append(f"  {unit:<40} {c['status']}")
+            continue
+        lines.append(
+            f"  {unit:<40} {c['status']}, {support['level']}"
+            f" ({round(support['score'] * 100)}% of its words in the sources;"
+            f" closest {support['closest']})"
+        )
+        if support["missing_numbers"]:
+            numbers = ", ".join(support["missing_numbers"])
+            lines.append(f"    numbers no cited source has: {numbers}")
+        if support["level"] != "supported" and support["missing_words"]:
+            lines.append(f"    words no cited source has: {', '.join(support['missing_words'])}")
     lines.extend(_claim_check_lines(result))
     cited = {k: v for k, v in result["citations"].items() if v}
     lines.append(

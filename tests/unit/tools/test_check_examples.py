@@ -57,7 +57,18 @@ def test_the_expected_file_covers_every_route() -> None:
         "uncited_claim",
         "agent_no_grounding",
         "malformed_output",
+        "unsupported_claim",
     } <= codes
+    unsupported = EXPECTED["answer_regenerate_unsupported_number.json"]
+    assert unsupported["failures"] == [
+        {"code": "unsupported_claim", "path": "answer_markdown", "citation": None}
+    ]
+    support = unsupported["claims"][0]["support"]
+    assert (support["level"], support["missing_numbers"], support["closest"]) == (
+        "unsupported",
+        ["940"],
+        "OBS-1001",
+    )
     hedged = EXPECTED["answer_hedged_hidden_doc.json"]
     assert [c["status"] for c in hedged["claims"]] == ["cited", "hedged"]
     assert hedged["redacted"] == {"ids": 1, "occurrences": 2}
