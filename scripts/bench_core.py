@@ -19,6 +19,11 @@ in each round just before the core, so machine noise hits both alike. The ratio 
 envelope parses one draft through the core costs; it moves only when the core does.
 Drafts are parsed from their envelope bytes up front, so no two drafts share an output object.
 
+Support (rule 6b): the typical answer and the report with the check (the default ``enforce``)
+and without it (``support: off``), in alternate slices of each round; printed as the share of
+the core's CPU time the check takes (target <= 15 %). Every source of the bench says what the
+drafts say, so the drafts are grounded and the check runs on every cited unit.
+
 Typed claims (rule 7b): the same drafts with and without ten declared claims in the tenant's
 policy, timed in alternate slices of each round (the envelope carries the same twenty facts in
 both, so only the check differs): a proposal whose ten claims all find facts (a cheap draft: the
@@ -55,13 +60,24 @@ from worker.core.evidence import (  # noqa: E402
     Principal,
 )
 from worker.core.outputs import DraftKind  # noqa: E402
-from worker.core.policy import TenantPolicy  # noqa: E402
+from worker.core.policy import SupportPolicy, TenantPolicy  # noqa: E402
 from worker.core.turns import decide  # noqa: E402
 from worker.core.verdict import evaluate, prepare  # noqa: E402
 
 NOW = datetime(2026, 12, 2, 12, tzinfo=UTC)
 POLICY = TenantPolicy()
 PRINCIPAL = Principal(user_id="alice", groups=("analysts",))
+
+
+#: What every source of the bench says: the drafts below say it back (contract rule 6b), so they
+#: are grounded and the support check runs to its end on every unit.
+SOURCE_TEXT = (
+    "The vessel Aurora was seen moving slowly through the northern corridor, roughly 4.5 nm from "
+    "buoy No. 7, with its transponder on; it moved north, then slowed near the buoy and waited. "
+    "The watch team flagged it for review at 04:10, 04:11, 04:12, 04:13, 04:14, 04:15, 04:16 and "
+    "04:17 UTC; guidance applied as written."
+)
+QUOTE = "The watch team flagged it for review at 04:10, 04:11, 04:12, 04:13"
 
 
 def corpus() -> dict[CitationRef, EvidenceRecord]:
@@ -73,7 +89,7 @@ def corpus() -> dict[CitationRef, EvidenceRecord]:
             records[ref] = EvidenceRecord(
                 ref=ref,
                 acl=("group:ops",) if hidden else None,
-                text=f"Source {kind.value} {i}: the vessel entered the corridor at dawn.",
+                text=SOURCE_TEXT,
                 title=f"Document {i}" if kind is EvidenceKind.DOC else None,
             )
     return records
@@ -85,19 +101,22 @@ def typical_answer() -> dict[str, Any]:
     for i in range(8):
         a, b = refs[i], refs[(i + 3) % 10]
         sentences.append(
-            f"- Observation {i}: the vessel Aurora was seen moving slowly through the northern "
+            f"- Seen from the coast, the vessel Aurora was moving slowly through the northern "
             f"corridor, roughly 4.5 nm from buoy No. 7, with its transponder on {a}{b}. "
-            f"Analysts e.g. the watch team flagged it for review at 04:1{i} UTC {a}."
+            f"Analysts e.g. the watch team flagged it for review at 04:1{i % 4} UTC {a}."
         )
     markdown = "## Summary\n\n" + "\n".join(sentences) + "\n\nWhat happened next is unclear?\n"
     return {
         "answer_markdown": markdown,
         "citations": [
-            {"kind": "OBS", "id": 1, "quote": "the vessel entered the corridor"},
-            {"kind": "DOC", "id": 6, "quote": "entered the corridor at dawn"},
+            {"kind": "OBS", "id": 1, "quote": QUOTE},
+            {"kind": "EVT", "id": 10, "quote": QUOTE.lower()},  # checked tolerant
         ],
         "claims": [
-            {"text": f"Claim {i} holds {refs[i]}.", "citations": [{"kind": "OBS", "id": 1 + i % 5}]}
+            {
+                "text": f"The watch team flagged the vessel for review {refs[i]}.",
+                "citations": [{"kind": "OBS", "id": 1 + i % 5}],
+            }
             for i in range(8)
         ],
         "tool_calls_made": ["query_observations", "search_corpus"],
@@ -111,7 +130,7 @@ def large_report() -> dict[str, Any]:
             {
                 "heading": f"Section {i}",
                 "body_markdown": (
-                    f"During phase {i} the vessel moved north [OBS-{1 + i % 150}]. "
+                    f"During that phase the vessel moved north [OBS-{1 + i % 150}]. "
                     f"It then slowed near the buoy and waited [EVT-{1 + i % 90}]. "
                     f"Guidance applied as written [DOC-{1 + i % 40}]."
                 ),
@@ -122,7 +141,7 @@ def large_report() -> dict[str, Any]:
         "timeline": [
             {
                 "at": f"2026-12-01T{i % 24:02d}:00:00Z",
-                "text": f"Event {i}",
+                "text": "The vessel waited near the buoy",
                 "citations": [{"kind": "EVT", "id": 1 + i}],
             }
             for i in range(20)
@@ -351,6 +370,45 @@ def bench_claims(
     )
 
 
+SUPPORT_OFF = TenantPolicy(support=SupportPolicy.OFF)
+
+
+def bench_support(
+    name: str, output: dict[str, Any], kind: DraftKind, rounds: int, seconds: float
+) -> None:
+    """Drafts/s with the support check (rule 6b, the default ``enforce``) and without it
+    (``support: off``), alternating slices; medians and the share of the core's time it takes.
+    Each draft reads its sources afresh (its own ``SourceIndex``): the worker shares one per
+    batch, so this measures at least what the worker pays."""
+    records = corpus()
+    drafts = [parsed(envelope(output, kind, n), n) for n in range(64)]
+    outcomes = {one(drafts[0], records, p) for p in (POLICY, SUPPORT_OFF)}
+
+    def work(policy: TenantPolicy) -> Callable[[], int]:
+        def run() -> int:
+            for d in drafts:
+                one(d, records, policy)
+            return len(drafts)
+
+        return run
+
+    on, off, shares = [], [], []
+    for _ in range(rounds):
+        a, b = [], []
+        for _ in range(4):  # alternate short slices so drift hits both alike
+            a.append(rate(work(SUPPORT_OFF), seconds / 8)[1])
+            b.append(rate(work(POLICY), seconds / 8)[1])
+        off.append(statistics.mean(a))
+        on.append(statistics.mean(b))
+        shares.append(1 - on[-1] / off[-1])  # the check's share of the core's CPU time
+    print(
+        f"{name:15s} outcome={'/'.join(sorted(outcomes)):9s} support off "
+        f"{statistics.median(off):7.0f} drafts/s (cpu); enforce {statistics.median(on):7.0f} "
+        f"drafts/s (cpu); the check is {statistics.median(shares):.0%} of the core's time "
+        f"(min {min(shares):.0%}, max {max(shares):.0%}; {rounds} rounds; target <= 15%)"
+    )
+
+
 def profile(name: str, output: dict[str, Any], kind: DraftKind, top: int) -> None:
     """cProfile of the core on one workload: each stage's share, then the costliest functions."""
     records = corpus()
@@ -397,6 +455,8 @@ def main() -> None:
         return
     bench("typical answer", typical_answer(), DraftKind.ANSWER, args.rounds, args.seconds)
     bench("large report", large_report(), DraftKind.REPORT, args.rounds, args.seconds)
+    bench_support("support/answer", typical_answer(), DraftKind.ANSWER, args.rounds, args.seconds)
+    bench_support("support/report", large_report(), DraftKind.REPORT, args.rounds, args.seconds)
     proposal, answer = typical_proposal(), typical_answer()
     for name, output, kind, claims, facts in (
         ("claims/proposal", proposal, DraftKind.PROPOSAL, TEN_CLAIMS, facts_for(proposal)),
