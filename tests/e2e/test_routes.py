@@ -252,6 +252,7 @@ async def test_cross_tenant_id_is_indistinguishable_from_an_absent_one(bus: Bus,
                 "resolution": "dangling",
                 "quote_check": "none",
                 "paths": ["answer_markdown"],
+                "support": "none",
             }
         ]
         (row,) = await ledger_rows(pg, turn, 1)
@@ -352,6 +353,86 @@ async def test_two_principals_never_see_each_others_sources(bus: Bus) -> None:
 
 
 # --------------------------------------------------------------------------------------------------
+# Support (contract rule 6b): a cited source must say what the claim says
+
+PLANTED = {
+    # A changed number: OBS-1001 says 840 ms.
+    "number": (
+        "Checkout p95 latency rose to 940 ms after the 14:05 UTC deploy [OBS-1001].",
+        "no cited source has 940",
+    ),
+    # A changed entity: the claim is about the Initech renewal, the event about a deploy.
+    "entity": ("The Initech renewal slipped to the third quarter [EVT-501].", "missing: initech"),
+    # A negation no source makes.
+    "negation": (
+        "Checkout p95 latency did not rise after the 14:05 UTC deploy [OBS-1001].",
+        "it negates what no cited source negates",
+    ),
+    # An unrelated source.
+    "unrelated": (
+        "The harbour master resigned over cancelled fuel contracts [DOC-9001].",
+        "missing: harbour",
+    ),
+}
+
+
+@pytest.mark.parametrize("planted", sorted(PLANTED))
+async def test_a_planted_unsupported_claim_is_sent_back_with_its_path(
+    bus: Bus, pg: Any, planted: str
+) -> None:
+    text, detail = PLANTED[planted]
+    turn = unique_id(f"t-unsupported-{planted}")
+    env = draft(turn, answer(f"Latency rose after the deploy [OBS-1001]. {text}"), **ANA)
+    await bus.send(env)
+    (rec,) = await only_on(bus, turn, "regenerate")
+    (reason,) = reasons_of(rec)
+    assert (reason["code"], reason["path"]) == ("unsupported_claim", "answer_markdown")
+    assert reason["detail"].startswith("assertion sentence 2: ")
+    assert detail in reason["detail"]
+    rows = await ledger_rows(pg, turn, 1)
+    assert "unsupported" in {r["support"] for r in rows}
+
+
+async def test_words_only_a_hidden_source_supports_fail_beside_a_visible_citation(
+    bus: Bus,
+) -> None:
+    """u-bob may not see OBS-1002 (refunds 3.2x): citing it beside OBS-1001 (latency) keeps the
+    sentence's words (the group is not hidden-only), so support decides, by OBS-1001 alone."""
+    turn = unique_id("t-hidden-words")
+    env = draft(
+        turn,
+        answer("EU card refunds run at 3.2x the 28-day baseline [OBS-1001][OBS-1002]."),
+        **BOB,
+    )
+    await bus.send(env)
+    (rec,) = await only_on(bus, turn, "regenerate")
+    (reason,) = reasons_of(rec)
+    assert (reason["code"], reason["path"]) == ("unsupported_claim", "answer_markdown")
+    assert reason["detail"] == "assertion sentence 1: no cited source has 3.2, 28"
+    blob = rec.value.decode() + repr(rec.headers)
+    assert "1002" not in blob
+    assert "duplicate charge" not in blob
+
+
+async def test_a_grounded_answer_carries_support_per_claim_and_in_the_ledger(
+    bus: Bus, pg: Any
+) -> None:
+    turn = unique_id("t-supported")
+    text = (
+        "Checkout p95 latency rose from 180 ms to 840 ms after the 14:05 UTC deploy [OBS-1001]. "
+        "The deploy of payments-api 2.3.0 went out to eu-west-1 [EVT-501]."
+    )
+    await bus.send(draft(turn, answer(text), **ANA))
+    (rec,) = await only_on(bus, turn, "validated")
+    assert [c["support"] for c in rec.json()["claims"]] == ["supported", "supported"]
+    rows = await ledger_rows(pg, turn, 2)
+    assert {(r["kind"], int(r["source_id"]), r["support"]) for r in rows} == {
+        ("OBS", 1001, "supported"),
+        ("EVT", 501, "supported"),
+    }
+
+
+# --------------------------------------------------------------------------------------------------
 # Terminal without regeneration, and the schema routes
 
 
@@ -401,7 +482,7 @@ async def test_published_title_and_quote_name_no_hidden_id(bus: Bus) -> None:
     u-cy); its title comes from MongoDB and the quote from the agent: neither may carry 9002."""
     turn = unique_id("t-title")
     output = answer(
-        "The runbook index lists the analysis [DOC-9008].",
+        "See the refund analysis [DOC-9008].",  # what the verified quote says (rule 6b)
         citations=[{"kind": "DOC", "id": 9008, "quote": "See [DOC-9002] for the refund analysis."}],
     )
     await bus.send(draft(turn, output, **CY))

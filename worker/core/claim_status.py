@@ -227,13 +227,15 @@ def _unsupported(unit: ClaimUnit, result: SupportResult) -> Failure:
     no cited source has: never a source's text."""
     if result.missing_numbers:
         detail = "no cited source has " + ", ".join(result.missing_numbers[:5])
+    elif result.negation_flip:
+        detail = "it negates what no cited source negates"
     elif result.missing_words and result.score < 1.0:
         detail = (
             f"the cited sources cover {round(result.score * 100)}% of its words; missing: "
             + ", ".join(result.missing_words[:8])
         )
-    else:
-        detail = "it negates what no cited source negates"
+    else:  # words_accuse only ever lowers a level: unreachable, kept total
+        detail = "the cited sources do not say it"
     if unit.kind is UnitKind.SENTENCE:
         detail = f"assertion sentence {unit.index + 1}: {detail}"
     return Failure(code=FailureCode.UNSUPPORTED_CLAIM, path=unit.path, detail=detail[:300])

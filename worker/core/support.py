@@ -88,6 +88,8 @@ class SupportResult(NamedTuple):
     missing_words: tuple[str, ...]
     #: The source that covered the most of the unit (ties: the first given); ``None`` if unchecked.
     closest: CitationRef | None
+    #: The unit negates (``not``, ``never``, ``n't``…) where none of its sources negates anything.
+    negation_flip: bool = False
 
 
 class _Read(NamedTuple):
@@ -410,7 +412,9 @@ def check_support(
         level = SupportLevel.WEAK
     else:
         level = SupportLevel.SUPPORTED
-    return SupportResult(level, round(score, 3), missing_numbers, missing_words, best_ref)
+    return SupportResult(
+        level, round(score, 3), missing_numbers, missing_words, best_ref, negation_flip
+    )
 
 
 def _spelled(tokens: Sequence[str], missing: set[str], stems: Mapping[str, str]) -> tuple[str, ...]:

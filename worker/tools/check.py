@@ -174,6 +174,7 @@ def _claim(unit: ClaimUnit, status: str, support: SupportResult | None) -> dict[
             "score": support.score,
             "missing_numbers": list(support.missing_numbers),
             "missing_words": list(support.missing_words),
+            "negation_flip": support.negation_flip,
             "closest": support.closest.label if support.closest is not None else None,
         }
     return entry
@@ -303,6 +304,8 @@ def readable(result: dict[str, Any]) -> list[str]:
         if support["missing_numbers"]:
             numbers = ", ".join(support["missing_numbers"])
             lines.append(f"    numbers no cited source has: {numbers}")
+        if support["negation_flip"]:
+            lines.append("    it negates what no cited source negates")
         if support["level"] != "supported" and support["missing_words"]:
             lines.append(f"    words no cited source has: {', '.join(support['missing_words'])}")
     lines.extend(_claim_check_lines(result))
