@@ -54,8 +54,9 @@ __all__ = [
 UNSUPPORTED_BELOW = 0.34
 #: ... and below this ``weak``.
 WEAK_BELOW = 0.6
-#: Coverage alone accuses only a unit with at least this many content words: a label such as
-#: ``Entry`` or ``Loitering begins`` is too short to measure (it is ``weak`` at most).
+#: Partial coverage accuses only a unit with at least this many content words: ``Loitering
+#: begins`` beside ``loitered`` is ``weak``. A unit none of whose words is in a source is
+#: ``unsupported`` whatever its length.
 MIN_WORDS_TO_ACCUSE = 3
 
 
@@ -405,7 +406,9 @@ def check_support(
     missing_words = _spelled(unit.tokens, missing, index.stems) if missing else ()
     score = 1.0 if total == 0 else (total - len(missing)) / total
     negation_flip = unit.negates and not any(r.negates for r in read)
-    accuse = words_accuse and total >= MIN_WORDS_TO_ACCUSE
+    # A short unit is accused on words only when none of them is in a source: ``Entry`` beside
+    # ``entered`` is, a hidden source's lone word beside a visible citation is too.
+    accuse = words_accuse and (total >= MIN_WORDS_TO_ACCUSE or (total > 0 and not found))
     if missing_numbers or negation_flip or (accuse and score < UNSUPPORTED_BELOW):
         level = SupportLevel.UNSUPPORTED
     elif score < WEAK_BELOW:

@@ -233,7 +233,7 @@ def good_report() -> dict[str, Any]:
             },
         ],
         "timeline": [
-            {"at": "2026-12-01T04:10:00Z", "text": "Entry [OBS-50412]", "citations": []},
+            {"at": "2026-12-01T04:10:00Z", "text": "Entered [OBS-50412]", "citations": []},
             {
                 "at": "2026-12-01T05:00:00Z",
                 "text": "Loitering begins",

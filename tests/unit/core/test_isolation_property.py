@@ -17,7 +17,7 @@ import unicodedata
 from typing import Any
 
 from fixtures import NOW, POLICY, TENANT, make_draft
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from worker.core.citations import scan_tokens
@@ -171,3 +171,73 @@ def test_no_hidden_id_and_no_hedged_words_reach_either_reader(
             if kind in UNIT_KINDS and refs and not supported and set(refs) & hidden:
                 assert marker not in blob, (principal.user_id, marker, markdown)
     assert TENANT == "acme"
+
+
+# --- rule 6b: words only a hidden source supports ------------------------------------------------
+
+VISIBLE = CitationRef(EvidenceKind.OBS, 82001)
+SECRET_OF = {
+    "alice": CitationRef(EvidenceKind.DOC, 82030),  # hidden from alice: bob's
+    "bob": CitationRef(EvidenceKind.DOC, 82020),  # hidden from bob: alice's
+}
+SUPPORT_CORPUS = {
+    VISIBLE: EvidenceRecord(
+        ref=VISIBLE, acl=None, text="Aurora entered the northern corridor at dawn on 4 May."
+    ),
+    SECRET_OF["bob"]: EvidenceRecord(
+        ref=SECRET_OF["bob"],
+        acl=("user:alice",),
+        title="Zephyr memo",
+        text="Zephyr lattice ledgers drifted 37 percent overnight across kestrel depots.",
+    ),
+    SECRET_OF["alice"]: EvidenceRecord(
+        ref=SECRET_OF["alice"],
+        acl=("group:ops",),
+        title="Cobalt memo",
+        text="Cobalt manifests reconciled 61 harbour tariffs before the quarterly audit.",
+    ),
+}
+_ALICE_HIDDEN = "cobalt manifests reconciled 61 harbour tariffs before the quarterly audit"
+_BOB_HIDDEN = "zephyr lattice ledgers drifted 37 percent overnight across kestrel depots"
+HIDDEN_WORDS = {"alice": _ALICE_HIDDEN.split(" "), "bob": _BOB_HIDDEN.split(" ")}
+#: Stop words of the measure: a sentence of only these says nothing.
+NOT_CONTENT = ("the", "before", "across", "percent")
+
+
+@given(
+    picks=st.lists(st.integers(0, 9), min_size=3, max_size=8),
+    visible_first=st.booleans(),
+    reader=st.sampled_from(["alice", "bob"]),
+)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_words_only_a_hidden_source_supports_are_never_grounded_beside_a_visible_one(
+    picks: list[int], visible_first: bool, reader: str
+) -> None:
+    """A sentence made of a hidden source's words, citing it beside a visible source (so the
+    group is not hidden-only and its words stay), is never published as grounded to a reader who
+    may not see that source: only visible sources count for support (rule 6b)."""
+    assume(any(HIDDEN_WORDS[reader][i] not in NOT_CONTENT for i in picks))
+    principal = ALICE if reader == "alice" else BOB
+    secret = SECRET_OF[reader]
+    words = " ".join(HIDDEN_WORDS[reader][i] for i in dict.fromkeys(picks))
+    cites = token(VISIBLE) + token(secret) if visible_first else token(secret) + token(VISIBLE)
+    markdown = f"Aurora entered the northern corridor at dawn {token(VISIBLE)}. {words} {cites}."
+    draft = make_draft({"answer_markdown": markdown}, principal=principal)
+    prepared = prepare(draft, POLICY)
+    found = {r: SUPPORT_CORPUS[r] for r in prepared.refs_to_resolve if r in SUPPORT_CORPUS}
+    ev = evaluate(prepared, found, POLICY, NOW)
+    assert not ev.grounded
+    assert [(f.code.value, f.path) for f in ev.failures] == [
+        ("unsupported_claim", "answer_markdown")
+    ]
+    decision = decide(None, prepared, ev, POLICY, NOW, "test")
+    assert [o.topic.value for o in decision.outbound] == ["regenerate", "ledger"]
+    request = decision.outbound[0].value.decode()
+    assert str(secret.id) not in request
+    assert SUPPORT_CORPUS[secret].title not in request
+    # The reader who may see it: the same sentence is supported by what it cites.
+    other = BOB if reader == "alice" else ALICE
+    seen = make_draft({"answer_markdown": markdown}, principal=other)
+    prepared = prepare(seen, POLICY)
+    found = {r: SUPPORT_CORPUS[r] for r in prepared.refs_to_resolve if r in SUPPORT_CORPUS}
+    assert [f.code.value for f in evaluate(prepared, found, POLICY, NOW).failures] == []

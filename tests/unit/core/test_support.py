@@ -107,9 +107,10 @@ def test_a_partly_covered_unit_is_weak_never_a_failure_level() -> None:
     assert result.level is SupportLevel.WEAK
 
 
-def test_a_short_label_is_never_accused_on_words_alone() -> None:
-    assert level("Entry.", LATENCY) is SupportLevel.WEAK
-    assert level("Loitering begins.", LATENCY) is SupportLevel.WEAK
+def test_a_short_unit_is_accused_on_words_only_when_none_is_in_a_source() -> None:
+    assert level("Latency begins.", LATENCY) is SupportLevel.WEAK
+    assert level("Harbour strike.", LATENCY) is SupportLevel.UNSUPPORTED
+    assert level("Entry.", LATENCY) is SupportLevel.UNSUPPORTED  # ``entered`` is another stem
 
 
 def test_words_accuse_false_reports_coverage_but_accuses_numbers_only() -> None:

@@ -281,7 +281,7 @@ def test_hidden_is_never_not_in_retrieval() -> None:
 
 def hidden_everywhere() -> dict[str, Any]:
     out = good_answer()
-    out["answer_markdown"] += " Also mined [OBS-50412][DOC-4242]."
+    out["answer_markdown"] += " Aurora also entered the corridor [OBS-50412][DOC-4242]."
     out["citations"].append({"kind": "DOC", "id": 4242, "quote": SEALED_TEXT})
     out["claims"][0]["citations"].append({"kind": "DOC", "id": 4242})
     out["claims"][0]["text"] += " [DOC-4242]"
@@ -374,7 +374,7 @@ def test_hidden_quote_is_not_checked() -> None:
 
 def test_uncited_units() -> None:
     out = {
-        "answer_markdown": "# Heading\n\nCited [OBS-50412]. Not cited at all. Is it a question?",
+        "answer_markdown": "# Heading\n\nAurora entered [OBS-50412]. Not cited at all. Is it?",
         "claims": [{"text": "ok", "citations": [{"kind": "OBS", "id": 1}]}, {"text": "none"}],
     }
     assert codes_paths(out) == [
@@ -487,7 +487,12 @@ def test_agent_no_grounding() -> None:
 
 
 def test_two_principals_see_disjoint_hidden_sets() -> None:
-    out = {"answer_markdown": "Harbour [OBS-50412][DOC-777]. Fuel [OBS-50418][DOC-888]."}
+    # Each sentence says what its visible observation says (rule 6b), beside a memo one of the
+    # two readers may not see.
+    out = {
+        "answer_markdown": "Aurora entered the northern corridor [OBS-50412][DOC-777]. "
+        "Aurora loitered near buoy 7 [OBS-50418][DOC-888]."
+    }
     alice = run(make_draft(out, principal=ALICE))
     bob = run(make_draft(out, principal=BOB))
     a_out = message(alice, "validated")
