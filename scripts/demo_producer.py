@@ -168,6 +168,19 @@ def scenarios() -> list[Turn]:
             },
         ),
         Turn(
+            "unsupported number, fixed on regeneration",
+            *ana,
+            answer,
+            {
+                "answer_markdown": "Checkout p95 latency rose to 940 ms after the 14:05 UTC "
+                "deploy [OBS-1001].",
+            },
+            fixed={
+                "answer_markdown": "Checkout p95 latency rose to 840 ms after the 14:05 UTC "
+                "deploy [OBS-1001]."
+            },
+        ),
+        Turn(
             "cross-tenant id, fixed on regeneration",
             *ana,
             answer,

@@ -144,7 +144,8 @@ async def test_metrics_of_a_real_worker(new_worker: Callable[..., WorkerProcess]
     async with new_worker("web-metrics") as worker:
         async with Bus(worker.kafka_bootstrap, worker.topics) as bus:
             turn = unique_id("t-metrics")
-            await bus.send(draft(turn, answer("Latency rose [OBS-1001]. Refunds rose [DOC-9001].")))
+            text = "Latency rose [OBS-1001]. The runbook pages the payments on-call [DOC-9001]."
+            await bus.send(draft(turn, answer(text)))
             await bus.wait_for("validated", key=turn)
         lags = await wait_lag_settled(worker)
         text = await worker.metrics()
