@@ -166,7 +166,8 @@ def typical_proposal() -> dict[str, Any]:
     }
 
 
-#: Ten declared claims over a proposal's typed fields (the entity taken from the output or fixed).
+#: Ten declared claims over a proposal's typed fields (the entity taken from the output or fixed);
+#: never its prose (``summary``, ``grounding.reasoning``: refused at load, rule 7b).
 CLAIM_FIELDS = (
     "patch.flag",
     "patch.reason",
@@ -175,8 +176,8 @@ CLAIM_FIELDS = (
     "gate",
     "auto_appliable",
     "proposal_type",
-    "summary",
-    "grounding.reasoning",
+    "patch",
+    "grounding",
     "grounding.observations",
 )
 TEN_CLAIMS = TenantPolicy(

@@ -227,7 +227,8 @@ class Settings(BaseSettings):
     policy_file: Path | None = Field(
         default=None,
         description="per-tenant policy book, JSON (`worker/core/policy.py`): hedge / omit / "
-        "refuse, hedge sentence, auto-apply threshold, regeneration deadline (default 120 s); "
+        "refuse, hedge sentence, auto-apply threshold, regeneration deadline (default 120 s), "
+        "support check enforce / advisory / off (default enforce), typed claims; "
         "unset: the default policy for every tenant",
     )
     ready_store_unreachable_s: float = Field(

@@ -1,7 +1,11 @@
 """Dot paths a tenant's policy may name (``patch.flag``), checked against the agent-output schemas.
 
 Decided in ``docs/decisions.md``: every segment must be a field of some agent-output schema, and a
-path never passes through an array (``claims.text`` is refused: which item would it mean?).
+path never passes through an array (``claims.text`` is refused: which item would it mean?). Nor
+may it name a prose field of contract rule 7 (``answer_markdown``, a report's ``title``, a
+proposal's ``summary``, ``grounding.reasoning``; the others sit in arrays): prose is read as
+claim units, hedged and redacted, and a typed claim that reads it would compare, or echo as its
+entity, words a reader may not be shown (rule 7b).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from worker.core.outputs import AnalystAnswer, Proposal, ReportDraft
 #: ``patch.flag``: identifier segments joined by dots (what a policy may name).
 DOT_PATH_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}(\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,15}$"
 _DOT_PATH = re.compile(DOT_PATH_PATTERN)
+#: The prose fields of contract rule 7 a dot path could name (the rest are items of arrays).
+PROSE_PATHS = frozenset({"answer_markdown", "title", "summary", "grounding.reasoning"})
 
 
 def _models_of(annotation: Any) -> tuple[list[type[BaseModel]], bool]:
@@ -50,6 +56,8 @@ def path_problem(path: str) -> str | None:
     """Why ``path`` cannot name a field of an agent output, or ``None`` when it can."""
     if not _DOT_PATH.fullmatch(path):
         return "a dot path of identifiers (letters, digits, _), e.g. patch.flag"
+    if path in PROSE_PATHS:
+        return f"{path} is prose (contract rule 7): a typed claim names a structured field"
     segments = path.split(".")
     current = list(_ROOTS)
     for i, segment in enumerate(segments):

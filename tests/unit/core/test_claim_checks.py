@@ -291,6 +291,11 @@ def test_a_path_that_meets_a_non_object_is_omitted() -> None:
         ("patch.flag.colour", "patch.flag is not an object"),
         ("patch..flag", "identifiers"),
         ("", "identifiers"),
+        # Prose fields of rule 7: read as claim units, hedged and redacted, never typed.
+        ("answer_markdown", "answer_markdown is prose"),
+        ("title", "title is prose"),
+        ("summary", "summary is prose"),
+        ("grounding.reasoning", "grounding.reasoning is prose"),
     ],
 )
 def test_a_dot_path_through_an_array_or_to_no_field_is_refused_at_load(
@@ -372,7 +377,7 @@ _CLAIMS = [
     DeclaredClaim(answer_field="patch.reason", entity="vessel:aurora", field="reason"),
     DeclaredClaim(answer_field="gate", entity="model:run", field="gate"),
     DeclaredClaim(answer_field="patch.flag", entity="vessel:borealis", field="flag"),
-    DeclaredClaim(answer_field="summary", entity="vessel:aurora", field="summary"),
+    DeclaredClaim(answer_field="confidence", entity="vessel:borealis", field="confidence"),
 ]
 _VALUES = st.one_of(
     st.none(),
