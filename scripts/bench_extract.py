@@ -37,6 +37,18 @@ def fill(unit: str, size: int = MIB) -> str:
     return (unit * (size // len(unit) + 1))[:size]
 
 
+def growing_ticks(size: int = MIB) -> str:
+    """Runs of backticks of growing width, each a code-span opener without a closer of its
+    width: the shape whose scan was cubic before code spans were found by width."""
+    parts, width, total = [], 1, 0
+    while total < size:
+        part = "`" * width + " x "
+        parts.append(part)
+        total += len(part)
+        width += 1
+    return "".join(parts)[:size]
+
+
 def best_of(fn: Callable[[str], object], text: str, rounds: int = 5) -> float:
     """The fastest of ``rounds`` runs, in seconds (the least disturbed by the machine)."""
     best = float("inf")
@@ -57,6 +69,7 @@ def main() -> None:
         'repeated "[[[["': fill("["),
         'list items "- a\\n"': fill("- a\n"),
         'paragraphs "a.\\n\\n"': fill("a.\n\n"),
+        "backtick runs of growing width": growing_ticks(),
     }
     functions: dict[str, Callable[[str], object]] = {
         "find_tokens": find_tokens,
@@ -73,6 +86,9 @@ def main() -> None:
             ratio = seconds / base
             cited_ratio = seconds / cited
             print(f"  {label:34s} {seconds:8.4f} s  x{ratio:7.2f} plain  x{cited_ratio:5.2f} cited")
+    print("\nsentence_spans on backtick runs of growing width: time per MiB")
+    per = [best_of(sentence_spans, growing_ticks(n * MIB), rounds=3) / n for n in (1, 2, 4)]
+    print("  " + "  ".join(f"{n} MiB: {p:.4f} s/MiB" for n, p in zip((1, 2, 4), per, strict=True)))
     print("\nscaling of the worst cases (find_tokens, sentence_spans): time per MiB")
     for label, unit in (('"[OBS-1"', "[OBS-1"), ('"[OBS-"', "[OBS-")):
         for fn_name in ("find_tokens", "sentence_spans"):

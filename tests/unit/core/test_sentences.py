@@ -40,3 +40,17 @@ def test_sentence_spans_match_the_reference(markdown: str) -> None:
     assert sentence_spans(markdown, spans) == expected
     assert has_assertion(markdown) == bool(expected)
     assert has_assertion(markdown, spans) == bool(expected)
+
+
+def growing_ticks(n: int) -> str:
+    """Runs of backticks of growing width: the shape that made the code-span scan cubic."""
+    return "".join(f"{'`' * w} x{w}. " for w in range(1, n)) + " tail [OBS-1]."
+
+
+@given(st.integers(1, 60), st.integers(0, 3))
+@settings(max_examples=200, deadline=None)
+def test_code_spans_found_by_width_match_the_reference_on_growing_runs(n: int, close: int) -> None:
+    """Code spans found by a binary search among runs of the opener's width (linear: the time
+    is measured by scripts/bench_extract.py) give the very spans the plain scan gave."""
+    markdown = growing_ticks(n) + " ".join("`" * w for w in range(1, close + 1))
+    assert sentence_spans(markdown) == sentences_reference.sentence_spans(markdown)
