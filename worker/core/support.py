@@ -107,6 +107,11 @@ class _Read(NamedTuple):
     negates: bool
     #: A unit's case-folded words in order, to spell its missing words (empty for a source).
     tokens: list[str]
+    #: Every number as spelled (``4.5``, ``1,281``, ``04:13``): verbatim, without context.
+    spellings: frozenset[str]
+    #: A unit whose numbers were not read yet (``None``: read, or none to read): its text, to
+    #: read them only when some spelling is in no source (``_numbers_pending``).
+    pending: str | None
 
 
 _TOKEN_RE = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]+\]")
@@ -162,6 +167,12 @@ _NUMERIC_NO_MONTH_RE = re.compile(
 _MONTH_BEFORE_RE = re.compile(rf"\b({_MONTH})\.?\s+$", re.IGNORECASE)
 _YEAR_AFTER_RE = re.compile(r"(?:st|nd|rd|th)?,?\s+(\d{4})\b")
 _DIGIT_RE = re.compile(r"\d")
+#: A number as spelled, without what may surround it.
+_SPELLING_RE = re.compile(r"\d(?:[\d.,:]*\d)?")
+#: A digit glued to a suffix that changes its value or kind (``4.2B``, ``3rd``, ``12k``, ``5%``).
+_SUFFIXED_RE = re.compile(r"\d[^\W\d_%]|\d\s?%")
+#: Words that scale the number before them.
+_MAGNITUDES = frozenset({"thousand", "million", "billion", "trillion", "bn", "mn", "mio", "tn"})
 _DIGITS = frozenset("0123456789")
 #: Punctuation to spaces, so ``str.split`` gives the words: hyphens and apostrophes split too
 #: (``connection-pool`` is ``connection pool``, ``Aurora's`` is ``aurora s``).
@@ -233,22 +244,15 @@ def _read(text: str, stems: dict[str, str], *, unit: bool) -> _Read:
     folded = text.casefold()
     tokens = _split(folded)
     raw = set(tokens)
+    spellings: frozenset[str] = frozenset()
+    pending: str | None = None
     if _DIGIT_RE.search(text) is not None:
-        start = 0
-        if unit:
-            lead = _LIST_NUMBER_RE.match(text)
-            if lead is not None:
-                start = lead.end()
-        skip_to = start
-        months = not raw.isdisjoint(_MONTHS)  # else no date names a month
-        scan = _NUMERIC_RE if months else _NUMERIC_NO_MONTH_RE
-        for m in scan.finditer(text, start):
-            if m.start() < skip_to:  # the year of a month-first date just read
-                continue
-            found = _number_key(text, m, bare, scaled_bare, months)
-            if found is not None:
-                key, spelled, skip_to = found
-                numbers.setdefault(key, spelled)
+        spellings = frozenset(_SPELLING_RE.findall(text))
+        months = not raw.isdisjoint(_MONTHS)
+        if unit and not months and raw.isdisjoint(_MAGNITUDES) and not _SUFFIXED_RE.search(text):
+            pending = text  # plain numbers: read only if one is spelled in no source
+        else:
+            _read_numbers(text, unit, months, numbers, bare, scaled_bare)
     negates = not raw.isdisjoint(_NEGATIONS)
     raw.difference_update(_STOP)
     if not unit:  # ``ten minutes`` supports ``10 minutes``
@@ -264,7 +268,41 @@ def _read(text: str, stems: dict[str, str], *, unit: bool) -> _Read:
     get = stems.get
     # A word led by a digit is a number or its suffix (``4.2B`` splits to ``4`` and ``2b``).
     words = {w if w in _KEEP else get(w) or _remember(stems, w) for w in raw if w[0] not in _DIGITS}
-    return _Read(numbers, frozenset(bare), scaled_bare, words, negates, tokens if unit else [])
+    return _Read(
+        numbers,
+        frozenset(bare),
+        scaled_bare,
+        words,
+        negates,
+        tokens if unit else [],
+        spellings,
+        pending,
+    )
+
+
+def _read_numbers(  # noqa: PLR0917 -- the parts of ``_read``'s result it fills
+    text: str,
+    unit: bool,
+    months: bool,
+    numbers: dict[str, str],
+    bare: set[str],
+    scaled_bare: dict[str, set[str]],
+) -> None:
+    """Every numeric value of ``text``, by one digit-anchored scan and a step per number."""
+    start = 0
+    if unit:
+        lead = _LIST_NUMBER_RE.match(text)
+        if lead is not None:
+            start = lead.end()
+    skip_to = start
+    scan = _NUMERIC_RE if months else _NUMERIC_NO_MONTH_RE  # no month, no date names one
+    for m in scan.finditer(text, start):
+        if m.start() < skip_to:  # the year of a month-first date just read
+            continue
+        found = _number_key(text, m, bare, scaled_bare, months)
+        if found is not None:
+            key, spelled, skip_to = found
+            numbers.setdefault(key, spelled)
 
 
 def _split(folded: str) -> list[str]:
@@ -388,12 +426,16 @@ def check_support(
     index = index if index is not None else SourceIndex()
     unit = _read(unit_text, index.stems, unit=True)
     read = [index.read(s.text) for s in texts]
-    plain_of = {key: plain for plain, keys in unit.scaled_bare.items() for key in keys}
-    missing_numbers = tuple(
-        spelled
-        for key, spelled in unit.numbers.items()
-        if not _number_found(key, plain_of.get(key), read)
-    )
+    if unit.pending is not None:
+        # Plain numbers only (no month, magnitude or suffix): when every one is spelled the same
+        # in some source, each is that source's value; otherwise read them as values.
+        if unit.spellings.issubset(frozenset().union(*(r.spellings for r in read))):
+            missing_numbers: tuple[str, ...] = ()
+        else:
+            _read_numbers(unit.pending, True, False, unit.numbers, set(), unit.scaled_bare)
+            missing_numbers = _missing_numbers(unit, read)
+    else:
+        missing_numbers = _missing_numbers(unit, read) if unit.numbers else ()
     total = len(unit.words)
     best_ref, best = texts[0].ref, -1
     found: set[str] = set()
@@ -430,6 +472,16 @@ def _spelled(tokens: Sequence[str], missing: set[str], stems: Mapping[str, str])
         spelled = {stems.get(w, w) for w in out}
         out.update(dict.fromkeys(sorted(missing - spelled)))
     return tuple(out)
+
+
+def _missing_numbers(unit: _Read, read: Sequence[_Read]) -> tuple[str, ...]:
+    """The unit's numbers no source has (as values), as the unit spells them."""
+    plain_of = {key: plain for plain, keys in unit.scaled_bare.items() for key in keys}
+    return tuple(
+        spelled
+        for key, spelled in unit.numbers.items()
+        if not _number_found(key, plain_of.get(key), read)
+    )
 
 
 def _number_found(key: str, plain: str | None, read: Sequence[_Read]) -> bool:
