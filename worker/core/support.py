@@ -14,14 +14,16 @@ The measure (thresholds and their choice: ``docs/support.md``, ``docs/decisions.
    ``4 May 2026``; ``14:05``. A number with a magnitude also matches the same digits written
    without one in a source (``$4.2`` in a table of billions), never with another magnitude
    (``4.2 million`` does not support ``4.2B``). Digits glued to letters are words (``p95``,
-   ``Q3``, ``eu-west-1``), version strings are literal words (``2.3.0``), and a list number at
-   the very start of a unit (``1.``) is not a claim. Spelled-out numbers in a *source* count
-   (``ten minutes`` supports ``10 minutes``); in the unit they are words. A number found in no
-   source makes the unit ``unsupported``.
+   ``Q3``, ``eu-west-1``), version strings are literal (``2.3.0``), and a list number at the
+   very start of a unit (``1.``) is not a claim. Spelled-out numbers in a *source* count (``ten
+   minutes`` supports ``10 minutes``); in the unit they are words. A unit whose numbers are all
+   plain (no month, magnitude or suffix beside them) and each spelled the same in some source is
+   not read further. A number found in no source makes the unit ``unsupported``.
 2. **Content words.** The unit's words, case-folded, without stop words and numbers, lightly
-   stemmed (plural, ``-ed``, ``-ing``, ``-ly``), are looked up in the union of the sources' words
-   (hyphenated compounds both split and joined; CJK text as character bigrams). The share found
-   is the ``score``: below ``UNSUPPORTED_BELOW`` the unit is ``unsupported``, below
+   stemmed (plural, ``-ed``, ``-ing``, ``-ly``, a final ``e``), are looked up in the union of the
+   sources' words (hyphenated compounds split; CJK text as character bigrams). The share found
+   is the ``score``: below ``UNSUPPORTED_BELOW`` a unit of ``MIN_WORDS_TO_ACCUSE`` words or more
+   is ``unsupported``, and so is a unit none of whose words is in any source; below
    ``WEAK_BELOW`` it is ``weak`` (reported, never a failure).
 3. **Negation.** A unit that negates (``not``, ``never``, ``no longer``, ``n't``…) where none of
    its sources negates anything asserts what no source says: ``unsupported``.
