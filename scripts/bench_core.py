@@ -329,6 +329,38 @@ def answer_facts(output: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def alternating(
+    drafts: list[Draft],
+    records: dict[CitationRef, EvidenceRecord],
+    first: TenantPolicy,
+    second: TenantPolicy,
+    rounds: int,
+    seconds: float,
+    *,
+    cpu: bool,
+) -> tuple[list[float], list[float]]:
+    """Drafts/s of the core under two policies, per round (by CPU time or the wall clock), in
+    four alternating short slices per round so that drift hits both alike."""
+    def work(policy: TenantPolicy) -> Callable[[], int]:
+        def run() -> int:
+            for d in drafts:
+                one(d, records, policy)
+            return len(drafts)
+
+        return run
+
+    which = 1 if cpu else 0
+    a_rates, b_rates = [], []
+    for _ in range(rounds):
+        a, b = [], []
+        for _ in range(4):
+            a.append(rate(work(first), seconds / 8)[which])
+            b.append(rate(work(second), seconds / 8)[which])
+        a_rates.append(statistics.mean(a))
+        b_rates.append(statistics.mean(b))
+    return a_rates, b_rates
+
+
 def bench_claims(
     name: str,
     output: dict[str, Any],
@@ -345,23 +377,8 @@ def bench_claims(
     checks = evaluate(prepare(drafts[0], claims), records, claims, NOW).claim_checks
     dispositions = sorted({c.disposition.value for c in checks})
 
-    def work(policy: TenantPolicy) -> Callable[[], int]:
-        def run() -> int:
-            for d in drafts:
-                one(d, records, policy)
-            return len(drafts)
-
-        return run
-
-    without, with_claims, ratios = [], [], []
-    for _ in range(rounds):
-        a, b = [], []
-        for _ in range(4):  # alternate short slices so drift hits both alike
-            a.append(rate(work(POLICY), seconds / 8)[0])
-            b.append(rate(work(claims), seconds / 8)[0])
-        without.append(statistics.mean(a))
-        with_claims.append(statistics.mean(b))
-        ratios.append(with_claims[-1] / without[-1])
+    without, with_claims = alternating(drafts, records, POLICY, claims, rounds, seconds, cpu=False)
+    ratios = [w / wo for w, wo in zip(with_claims, without, strict=True)]
     print(
         f"{name:15s} outcome={'/'.join(sorted(outcomes)):9s} no claims "
         f"{statistics.median(without):7.0f} drafts/s; 10 claims ({', '.join(dispositions)}) "
@@ -385,23 +402,8 @@ def bench_support(
     drafts = [parsed(envelope(output, kind, n), n) for n in range(64)]
     outcomes = {one(drafts[0], records, p) for p in (POLICY, SUPPORT_OFF)}
 
-    def work(policy: TenantPolicy) -> Callable[[], int]:
-        def run() -> int:
-            for d in drafts:
-                one(d, records, policy)
-            return len(drafts)
-
-        return run
-
-    on, off, shares = [], [], []
-    for _ in range(rounds):
-        a, b = [], []
-        for _ in range(4):  # alternate short slices so drift hits both alike
-            a.append(rate(work(SUPPORT_OFF), seconds / 8)[1])
-            b.append(rate(work(POLICY), seconds / 8)[1])
-        off.append(statistics.mean(a))
-        on.append(statistics.mean(b))
-        shares.append(1 - on[-1] / off[-1])  # the check's share of the core's CPU time
+    off, on = alternating(drafts, records, SUPPORT_OFF, POLICY, rounds, seconds, cpu=True)
+    shares = [1 - n / f for n, f in zip(on, off, strict=True)]  # the check's share of the CPU
     print(
         f"{name:15s} outcome={'/'.join(sorted(outcomes)):9s} support off "
         f"{statistics.median(off):7.0f} drafts/s (cpu); enforce {statistics.median(on):7.0f} "
