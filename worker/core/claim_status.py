@@ -148,6 +148,12 @@ def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
     enforce = policy.support is SupportPolicy.ENFORCE
     support = Support({}, {})
     index = index if index is not None else SourceIndex()
+    # Each resolved ref's text as the check takes it, built once for the draft's units.
+    texts: dict[CitationRef, SourceText] = (
+        {r: _new(SourceText, (r, t or "")) for r, t in sources.items()}
+        if checked and sources is not None
+        else {}
+    )
     for position, unit in enumerate(units):
         refs = unit.refs
         if not cites.isdisjoint(refs):  # cited: no verdict (redaction acts on the others)
@@ -160,8 +166,7 @@ def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
                 "grounding_status": cited_claim,
             }
             if checked:
-                assert sources is not None  # for mypy: ``checked`` says so
-                result = _support(unit, text, cited, sources, index, support, position)
+                result = _support(unit, text, cited, texts, index, support, position)
                 claim["support"] = result.level
                 if enforce and result.level is SupportLevel.UNSUPPORTED:
                     failures.append(_unsupported(unit, result))
@@ -199,7 +204,7 @@ def _support(  # noqa: PLR0917 -- one cited unit's part of rule7's state
     unit: ClaimUnit,
     text: str,
     cited: Sequence[CitationRef],
-    sources: Mapping[CitationRef, str],
+    texts: Mapping[CitationRef, SourceText],
     index: SourceIndex,
     support: Support,
     position: int,
@@ -208,7 +213,7 @@ def _support(  # noqa: PLR0917 -- one cited unit's part of rule7's state
     resolved refs only, so words only a hidden source supports find nothing to match."""
     result = check_support(
         text,
-        [SourceText(r, sources.get(r) or "") for r in cited],
+        [texts[r] for r in cited],
         index,
         words_accuse=unit.kind is not UnitKind.PROPOSAL,
     )

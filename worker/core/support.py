@@ -116,6 +116,8 @@ class _Read(NamedTuple):
     pending: str | None
 
 
+#: ``tuple.__new__``: a NamedTuple from all its fields without its Python ``__new__``.
+_new = tuple.__new__
 _TOKEN_RE = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]+\]")
 _MONTHS = {
     m: i + 1
@@ -270,15 +272,18 @@ def _read(text: str, stems: dict[str, str], *, unit: bool) -> _Read:
     get = stems.get
     # A word led by a digit is a number or its suffix (``4.2B`` splits to ``4`` and ``2b``).
     words = {w if w in _KEEP else get(w) or _remember(stems, w) for w in raw if w[0] not in _DIGITS}
-    return _Read(
-        numbers,
-        frozenset(bare),
-        scaled_bare,
-        words,
-        negates,
-        tokens if unit else [],
-        spellings,
-        pending,
+    return _new(
+        _Read,
+        (
+            numbers,
+            frozenset(bare),
+            scaled_bare,
+            words,
+            negates,
+            tokens if unit else [],
+            spellings,
+            pending,
+        ),
     )
 
 
@@ -431,7 +436,11 @@ def check_support(
     if unit.pending is not None:
         # Plain numbers only (no month, magnitude or suffix): when every one is spelled the same
         # in some source, each is that source's value; otherwise read them as values.
-        if unit.spellings.issubset(frozenset().union(*(r.spellings for r in read))):
+        if len(read) == 1:
+            spelled_alike = unit.spellings <= read[0].spellings
+        else:
+            spelled_alike = all(any(n in r.spellings for r in read) for n in unit.spellings)
+        if spelled_alike:
             missing_numbers: tuple[str, ...] = ()
         else:
             _read_numbers(unit.pending, True, False, unit.numbers, set(), unit.scaled_bare)
@@ -459,8 +468,9 @@ def check_support(
         level = SupportLevel.WEAK
     else:
         level = SupportLevel.SUPPORTED
-    return SupportResult(
-        level, round(score, 3), missing_numbers, missing_words, best_ref, negation_flip
+    return _new(
+        SupportResult,
+        (level, round(score, 3), missing_numbers, missing_words, best_ref, negation_flip),
     )
 
 

@@ -93,6 +93,15 @@ def positions(value: Any) -> list[tuple[Any, Any]]:
     return out
 
 
+def _hashable(x: Any) -> bool:
+    """Whether ``x`` can go into a frozenset (a mapping proxy an earlier move made cannot)."""
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
 def mutate(r: random.Random, obj: dict[str, Any]) -> None:
     places = positions(obj)
     scalars = [(c, k) for c, k in places if not isinstance(c[k], dict | list)]
@@ -107,7 +116,7 @@ def mutate(r: random.Random, obj: dict[str, Any]) -> None:
         container[key] = copy.deepcopy(r.choice(WEIRD))
     elif move == 1 and key is not None and isinstance(container[key], list):
         container[key] = r.choice([tuple, frozenset])(
-            x for x in container[key] if not isinstance(x, dict | list)
+            x for x in container[key] if not isinstance(x, dict | list) and _hashable(x)
         )
     elif move == 2 and key is not None and isinstance(container[key], dict):
         container[key] = MappingProxyType(container[key])
