@@ -1,4 +1,4 @@
-"""The wire contract's vocabulary (``../shared/CONTRACT.md``), spelled once.
+"""The wire contract's vocabulary (``docs/contract.md``), spelled once.
 
 Every module that names a dead-letter class, an outcome, a topic's role or a ``dlq.*`` header
 imports it from here: the core emits these values, the shell writes them to Kafka, the tools
