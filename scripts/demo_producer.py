@@ -126,7 +126,15 @@ def scenarios() -> list[Turn]:
             {
                 "answer_markdown": "Checkout p95 latency rose from 180 ms to 840 ms [OBS-1001]. "
                 "The runbook says to page the payments on-call above 500 ms [DOC-9001].",
-                "citations": [{"kind": "DOC", "id": 9001, "quote": "page the payments on-call"}],
+                # The verified quote is what DOC-9001 vouches for (rule 6b): it holds the 500 ms.
+                "citations": [
+                    {
+                        "kind": "DOC",
+                        "id": 9001,
+                        "quote": "exceeds 500 ms at p95 for five minutes, "
+                        "page the payments on-call",
+                    }
+                ],
             },
         ),
         Turn(
