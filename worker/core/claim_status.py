@@ -86,13 +86,35 @@ def unit_status(
     if not unit.refs:
         return UnitStatus.UNCITED
     states = [resolutions.get(ref, Resolution.DANGLING) for ref in unit.refs]
-    if Resolution.RESOLVED in states:
+    hidden = [ref for ref, s in zip(unit.refs, states, strict=True) if s in HIDDEN]
+    if Resolution.RESOLVED in states and not (hidden and hidden_only_group(unit.text, hidden)):
         return UnitStatus.CITED
-    if not any(s in HIDDEN for s in states):
+    if not hidden:
         return UnitStatus.FAILED
     if unit.kind is UnitKind.PROPOSAL or policy is LostSupportPolicy.REFUSE:
         return UnitStatus.REFUSED
     return UnitStatus.HEDGED if policy is LostSupportPolicy.HEDGE else UnitStatus.OMITTED
+
+
+#: A group of citation tokens: tokens with nothing but whitespace between them.
+_GROUP_RE = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]+\](?:\s*\[(?:OBS|DOC|EVT)-[0-9]+\])*")
+_TOKEN_PARTS = re.compile(r"\[(OBS|DOC|EVT)-([0-9]+)\]")
+
+
+def hidden_only_group(text: str, hidden: Iterable[CitationRef]) -> bool:
+    """Whether ``text`` carries a group of citation tokens every one of whose ids is hidden
+    (contract rule 5: the words of such a sentence are never published, even when another group
+    of the sentence cites a visible source)."""
+    hidden = set(hidden)
+    if "[" not in text:
+        return False
+    for group in _GROUP_RE.findall(text):
+        refs = {
+            CitationRef(_KINDS[kind], int(ident)) for kind, ident in _TOKEN_PARTS.findall(group)
+        }
+        if refs <= hidden:
+            return True
+    return False
 
 
 class Support(NamedTuple):
@@ -156,9 +178,11 @@ def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
     )
     for position, unit in enumerate(units):
         refs = unit.refs
-        if not cites.isdisjoint(refs):  # cited: no verdict (redaction acts on the others)
+        redact = hidden and not hidden.isdisjoint(refs)
+        if not cites.isdisjoint(refs) and not (redact and hidden_only_group(unit.text, hidden)):
+            # Cited: no verdict (redaction acts on the others). A sentence that also carries a
+            # group of hidden-only tokens is not: its words go by the policy (rule 5).
             cited = refs if cites.issuperset(refs) else [r for r in refs if r in cites]
-            redact = hidden and not hidden.isdisjoint(refs)
             text = remove_tokens(unit.text, hidden) if redact else unit.text
             claim = {
                 "text": text,

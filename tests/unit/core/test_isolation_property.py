@@ -64,7 +64,7 @@ SECRETS = {
     "bob": ("SECRET-TITLE-A", "SECRET-TEXT-A", "SECRET-REVOKED"),
 }
 REFS = [OBS_A, OBS_B, DOC_SHARED, DOC_ALICE, DOC_BOB, OBS_REVOKED, EVT_BOB, DOC_ELSEWHERE]
-UNIT_KINDS = ("paragraph", "item", "table", "ticks")
+UNIT_KINDS = ("paragraph", "item", "table", "ticks", "two_groups")
 KINDS = (*UNIT_KINDS, "heading", "code")
 LOOKALIKE_FORMS = (
     "[{k}-{d}]",  # replaced below by the look-alike forms (this one is the real token)
@@ -109,6 +109,8 @@ def render(pieces: list[tuple[str, list[CitationRef]]]) -> tuple[str, dict[str, 
             blocks.append(f"| {marker} header {cites} |\n|---|\n| Row{n}x [OBS-81001] |")
         elif kind == "ticks":
             blocks.append(f"```{marker}``` is a fact {cites}.")
+        elif kind == "two_groups":  # a visible group, then this piece's group (rule 5)
+            blocks.append(f"{marker} is a fact {token(OBS_A)} and so is this {cites}.")
         elif kind == "heading":
             blocks.append(f"## {marker} heading {cites}")
         else:
@@ -167,8 +169,13 @@ def test_no_hidden_id_and_no_hedged_words_reach_either_reader(
                 assert secret not in s
         blob = "\n".join(strings)
         for marker, (kind, refs) in markers.items():
-            supported = any(r not in hidden and r != DOC_ELSEWHERE for r in refs)
+            supported = kind == "two_groups" or any(
+                r not in hidden and r != DOC_ELSEWHERE for r in refs
+            )
+            hidden_only = bool(refs) and set(refs) <= hidden
             if kind in UNIT_KINDS and refs and not supported and set(refs) & hidden:
+                assert marker not in blob, (principal.user_id, marker, markdown)
+            if kind == "two_groups" and hidden_only:  # its own group is hidden-only
                 assert marker not in blob, (principal.user_id, marker, markdown)
     assert TENANT == "acme"
 

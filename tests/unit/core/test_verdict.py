@@ -293,7 +293,10 @@ def test_hidden_document_vanishes_from_every_message() -> None:
     assert decision.outcome == "grounded"
     assert_no_sealed(user_facing_bytes(decision))
     msg = message(decision, "validated")
-    assert all(c["grounding_status"] == "cited" for c in msg["claims"])
+    # claims[0] is "Aurora loitered near buoy 7. [DOC-4242]": its sentence carries a group of
+    # hidden-only tokens, so its words go by the policy (rule 5) though OBS-50418 also cites it.
+    assert [c["grounding_status"] for c in msg["claims"]] == ["cited"] * 4 + ["hedged"]
+    assert msg["output"]["claims"][0]["text"] == POLICY.hedge_sentence
     assert {(c["kind"], c["id"]) for c in msg["citations"]} == {
         ("OBS", 50412),
         ("OBS", 50418),
@@ -608,3 +611,22 @@ def test_no_hidden_ref_survives(
             assert label not in _refs_in(doc)
     again = run(make_draft(out, principal=principal, attempt=attempt), policy=policy)
     assert again.outbound == decision.outbound
+
+
+def test_a_sentence_with_a_hidden_only_group_is_hedged_though_it_cites_a_visible_source() -> None:
+    """Contract rule 5: words next to a group of tokens all of whose ids are hidden are never
+    published, even when another group of the same sentence cites a visible source."""
+    out = {
+        "answer_markdown": "Aurora entered the northern corridor [OBS-50412] after the navy "
+        "mined it [DOC-4242]. Aurora loitered near buoy 7 [OBS-50418][DOC-4242]."
+    }
+    decision = run_output(out)
+    msg = message(decision, "validated")
+    assert [c["grounding_status"] for c in msg["claims"]] == ["hedged", "cited"]
+    text = msg["output"]["answer_markdown"]
+    assert "navy" not in text
+    assert "mined" not in text
+    assert text.startswith(POLICY.hedge_sentence)
+    # A mixed group ([OBS-50418][DOC-4242]) is not hidden-only: that sentence keeps its words.
+    assert text.endswith("Aurora loitered near buoy 7 [OBS-50418].")
+    assert_no_sealed(user_facing_bytes(decision))
