@@ -6,6 +6,8 @@ does the work; no logic lives here.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -53,17 +55,20 @@ def _settings() -> Settings:
         raise typer.Exit(EXIT_USAGE) from None
 
 
-def _kafka_settings() -> Settings:
-    """The settings, after one connection to Kafka as this process's clients will connect.
+def _kafka_settings(command: str) -> Settings:
+    """The settings, once the services ``command`` needs answer, after one connection to Kafka
+    as this process's clients will connect.
 
-    Wrong SASL credentials or an untrusted broker certificate end the command here, with one
-    line naming the settings to fix and exit 2, rather than clients retrying forever.
+    A service that does not answer within ``GW_STARTUP_TIMEOUT_S`` ends the command with one
+    ``startup.gave_up`` log line and exit 3 (``worker/startup.py``). Wrong SASL credentials or an
+    untrusted broker certificate end it with one line naming the settings to fix and exit 2,
+    rather than clients retrying forever.
     """
     import asyncio
 
     from worker.kafka.access import KafkaAccessError, check_access
 
-    settings = _settings()
+    settings = _started(command)
     try:
         asyncio.run(check_access(settings))
     except KafkaAccessError as exc:
@@ -72,12 +77,63 @@ def _kafka_settings() -> Settings:
     return settings
 
 
+def _started(command: str) -> Settings:
+    """The settings, once the services ``command`` needs answered (``worker/startup.py``)."""
+    from worker.logs import configure_logging
+    from worker.startup import EXIT_UNREACHABLE, DependencyUnreachableError, await_services
+
+    settings = _settings()
+    configure_logging(settings.log_level, json=settings.log_json)
+    try:
+        await_services(settings, command)
+    except DependencyUnreachableError as exc:
+        _gave_up(exc.service, exc.address, exc.reason, round(exc.waited_s, 1))
+        raise typer.Exit(EXIT_UNREACHABLE) from None
+    return settings
+
+
+@contextmanager
+def _lost(command: str) -> Iterator[None]:
+    """A service that answered at start but fails during ``command``: the same one line and
+    exit 3 as at start, rather than a driver's traceback."""
+    from aiokafka.errors import KafkaConnectionError
+    from pymongo.errors import ConnectionFailure
+
+    from worker.faults import RetriableFault
+    from worker.startup import EXIT_UNREACHABLE, NEEDS
+
+    try:
+        yield
+    except (OSError, TimeoutError, RetriableFault, KafkaConnectionError, ConnectionFailure) as exc:
+        services = NEEDS.get(command, ())
+        service = getattr(exc, "store", None) or (services[0] if len(services) == 1 else "")
+        _gave_up(service or "+".join(services), "", f"{type(exc).__name__}: {exc}"[:160], None)
+        raise typer.Exit(EXIT_UNREACHABLE) from None
+
+
+def _gave_up(service: str, address: str, reason: str, waited_s: float | None) -> None:
+    """The one line a command ends with when a service it needs does not answer."""
+    import structlog
+
+    from worker.startup import EXIT_UNREACHABLE, SETTING
+
+    structlog.get_logger("worker.startup").error(
+        "startup.gave_up",
+        dependency=service,
+        address=address,
+        reason=reason,
+        waited_s=waited_s,
+        setting=SETTING.get(service, ""),  # type: ignore[call-overload]
+        exit_code=EXIT_UNREACHABLE,
+    )
+
+
 @app.command()
 def run() -> None:
     """Run the worker: consume agent.drafts, publish verdicts, write the ledger."""
     from worker.stream.main import run_worker
 
-    run_worker(_kafka_settings())
+    run_worker(_kafka_settings("run"))
 
 
 @app.command()
@@ -85,7 +141,9 @@ def migrate() -> None:
     """Create or upgrade the Postgres tables and MongoDB indexes (idempotent)."""
     from worker.stores.migrate import migrate_all
 
-    migrate_all(_settings())
+    settings = _started("migrate")
+    with _lost("migrate"):
+        migrate_all(settings)
 
 
 @app.command()
@@ -101,7 +159,10 @@ def topics(
     """
     from worker.kafka.topics_admin import topics_command
 
-    raise typer.Exit(topics_command(_kafka_settings(), action))
+    settings = _kafka_settings("topics")
+    with _lost("topics"):
+        code = topics_command(settings, action)
+    raise typer.Exit(code)
 
 
 @app.command("ledger-sink")
@@ -112,7 +173,7 @@ def ledger_sink() -> None:
     """
     from worker.ledger.main import run_ledger_sink
 
-    run_ledger_sink(_kafka_settings())
+    run_ledger_sink(_kafka_settings("ledger-sink"))
 
 
 @app.command("seed-demo")
@@ -120,7 +181,9 @@ def seed_demo() -> None:
     """Load the small demo corpus (two tenants, a few users, ACL'd and revoked evidence)."""
     from worker.stores.demo import seed_demo_corpus
 
-    seed_demo_corpus(_settings())
+    settings = _started("seed-demo")
+    with _lost("seed-demo"):
+        seed_demo_corpus(settings)
 
 
 # The options of `replay`, one alias each, so the command reads as a list of its options.
@@ -211,7 +274,7 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
         from_beginning=from_beginning,
         json=json_output,
     )
-    settings = _kafka_settings()
+    settings = _kafka_settings("replay")
     raise typer.Exit(
         run_replay_command(
             settings, args, now=datetime.now(UTC), known_classes=[c.value for c in ErrorClass]

@@ -7,7 +7,7 @@ ledger-sink`` has no Faust app, so it serves the same two pages with a small aio
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from aiohttp import web
@@ -36,6 +36,34 @@ async def serve_metrics(registry: CollectorRegistry, host: str, port: int) -> As
     app = web.Application()
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/health", health)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    try:
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        yield int(sockets[0].getsockname()[1]) if sockets else port
+    finally:
+        await runner.cleanup()
+
+
+@asynccontextmanager
+async def serve_waiting(
+    host: str, port: int, reasons: Callable[[], list[str]]
+) -> AsyncIterator[int]:
+    """While a command waits for its services at start: ``/health`` 200 (alive, waiting) and
+    ``/ready`` 503 with ``reasons()``, so a probe sees a process that waits, not a dead one."""
+
+    async def health(_: web.Request) -> web.Response:
+        return web.json_response({"status": "starting", "version": __version__})
+
+    async def ready(_: web.Request) -> web.Response:
+        return web.json_response({"ready": False, "reasons": reasons()}, status=503)
+
+    app = web.Application()
+    app.router.add_get("/health", health)
+    app.router.add_get("/ready", ready)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)

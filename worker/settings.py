@@ -231,6 +231,13 @@ class Settings(BaseSettings):
         "support check enforce / advisory / off (default enforce), typed claims; "
         "unset: the default policy for every tenant",
     )
+    startup_timeout_s: float = Field(
+        default=120.0,
+        ge=0,
+        description="how long a command waits at start for Kafka (`run`, `ledger-sink`, "
+        "`topics`) or the stores (`migrate`, `seed-demo`) before it gives up with exit 3; "
+        "0: wait for ever",
+    )
     ready_store_unreachable_s: float = Field(
         default=30.0,
         gt=0,
