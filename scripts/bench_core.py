@@ -341,6 +341,7 @@ def alternating(
 ) -> tuple[list[float], list[float]]:
     """Drafts/s of the core under two policies, per round (by CPU time or the wall clock), in
     four alternating short slices per round so that drift hits both alike."""
+
     def work(policy: TenantPolicy) -> Callable[[], int]:
         def run() -> int:
             for d in drafts:

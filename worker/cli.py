@@ -131,9 +131,14 @@ def _gave_up(service: str, address: str, reason: str, waited_s: float | None) ->
 @app.command()
 def run() -> None:
     """Run the worker: consume agent.drafts, publish verdicts, write the ledger."""
+    from worker.spans import SpansUnavailableError
     from worker.stream.main import run_worker
 
-    run_worker(_kafka_settings("run"))
+    try:
+        run_worker(_kafka_settings("run"))
+    except SpansUnavailableError as exc:
+        typer.echo(f"grounding-worker: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
 
 
 @app.command()

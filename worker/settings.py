@@ -238,6 +238,15 @@ class Settings(BaseSettings):
         "`topics`) or the stores (`migrate`, `seed-demo`) before it gives up with exit 3; "
         "0: wait for ever",
     )
+    otel_enabled: bool = Field(
+        default=False,
+        description="OpenTelemetry spans per batch and per draft, exported over OTLP "
+        "(`OTEL_EXPORTER_OTLP_*`; needs the `otel` extra); derived messages then name the "
+        "worker's span as parent",
+    )
+    otel_service_name: str = Field(
+        default="grounding-worker", description="`service.name` of the worker's spans"
+    )
     ready_store_unreachable_s: float = Field(
         default=30.0,
         gt=0,

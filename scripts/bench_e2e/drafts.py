@@ -198,9 +198,7 @@ class MixGenerator:
         quoted = [r for r in refs if r[0] in ("OBS", "DOC")][:2]
         output: dict[str, Any] = {
             "answer_markdown": markdown,
-            "citations": [
-                {"kind": r[0], "id": r[1], "quote": _said(r[2])} for r in quoted
-            ],
+            "citations": [{"kind": r[0], "id": r[1], "quote": _said(r[2])} for r in quoted],
             "claims": [
                 {
                     "text": f"{_said(refs[i][2])} {_cite(refs[i])}.",

@@ -34,8 +34,10 @@ def _imports(path: Path) -> set[str]:
 
 
 def _offends(module: str) -> bool:
-    return module.split(".", maxsplit=1)[0] in FAUST or module == "worker.stream" or (
-        module.startswith("worker.stream.")
+    return (
+        module.split(".", maxsplit=1)[0] in FAUST
+        or module == "worker.stream"
+        or (module.startswith("worker.stream."))
     )
 
 

@@ -189,7 +189,7 @@ _NEGATIONS = frozenset(
     {"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot",
      "unable", "t"}  # ``t``: what ``didn't`` leaves once its apostrophe is a space
 )  # fmt: skip
-_STOP_WORDS = (
+_STOP_WORDS = (  # fmt: skip
     """a an the and or but if then than that this these those there here of in on at to for from
     by with as into onto over under about after before during between through within across
     per via up down out off again further once is am are was were be been being have has had do

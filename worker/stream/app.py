@@ -38,6 +38,7 @@ from worker.metrics import Metrics
 from worker.readiness import StoreHealth
 from worker.retry import backoff_delays, half_jitter
 from worker.settings import Settings
+from worker.spans import spans_for
 from worker.stream.collector import BatchCollector
 from worker.stream.deadlines import DeadlineScanner
 from worker.stream.faust_access import faust_credentials
@@ -246,6 +247,7 @@ class _Adapters:
             worker_version=__version__,
             clock=self.clock,
             also_publish=self.changelog_records,
+            spans=spans_for(self.settings),
         )
         resources.callback(processor.close)
         return processor, probe

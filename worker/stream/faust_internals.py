@@ -136,4 +136,3 @@ class RocksPartitions:
     def items(self) -> list[tuple[bytes, bytes]]:
         """Every key and value of every local database."""
         return list(self._store._iteritems())
-

@@ -17,6 +17,7 @@ from worker.logs import configure_logging
 from worker.metrics import Metrics
 from worker.readiness import StoreHealth
 from worker.settings import Settings
+from worker.spans import spans_for
 from worker.stores.evidence import open_evidence
 from worker.stream.app import build_app
 
@@ -36,6 +37,7 @@ def run_worker(settings: Settings) -> None:
     use_event_loop(settings.event_loop)
     use_thread_switch_interval(settings.thread_switch_interval_s)
     policies = load_policies(settings.policy_file)
+    spans_for(settings)  # with GW_OTEL_ENABLED: the SDK is there, or the start ends here
     asyncio.run(create_topics(settings))
     metrics = Metrics()
     health = StoreHealth()

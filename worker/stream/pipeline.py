@@ -32,7 +32,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import structlog
 from prometheus_client import Counter
@@ -56,6 +56,7 @@ from worker.retry import (
     half_jitter,
 )
 from worker.settings import Settings
+from worker.spans import Spans, traceparent_of, with_parent
 from worker.stream.lookahead import Lookahead, merged, record_key
 from worker.stream.ports import BulkPublisher, Publisher, TurnStore
 from worker.stream.resolve import BatchResolver, Resolved
@@ -131,8 +132,12 @@ class BatchProcessor:
         worker_version: str,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         also_publish: Callable[[], Sequence[Outgoing]] | None = None,
+        spans: Spans | None = None,
     ) -> None:
         self._settings = settings
+        #: OpenTelemetry spans (``worker/spans.py``), or ``None`` when they are off.
+        self._spans = spans
+        self._span: Any = None  # the draft span being routed, while spans are on
         #: Records the turn store deferred (its changelog): sent and acknowledged with the outputs.
         self._also_publish = also_publish
         self._resolver = BatchResolver(evidence=evidence, settings=settings, metrics=metrics)
@@ -175,11 +180,25 @@ class BatchProcessor:
         now = self._clock()
         sources = SourceIndex()  # the batch's source texts, read once for every draft citing them
         out: list[Outgoing] = []
+        spans = self._spans
+        if spans is not None:
+            batch_span = spans.batch(len(batch))
+            opened = [batch_span]
         for item in items:
+            first = len(out)
+            traceparent: bytes | str | None = item.incoming.header("traceparent")
+            if spans is not None and not is_control(item.incoming):  # a tick has no trace
+                self._span = spans.draft(item.incoming, batch_span)
+                opened.append(self._span)
+                traceparent = traceparent_of(self._span)
             try:
-                with trace_scope(item.incoming.header("traceparent")):
-                    out.extend(self._route(item, evidence, unavailable, now, report, sources))
+                with trace_scope(traceparent):
+                    out.extend(
+                        self._route(item, evidence, unavailable, now, report, sources, traceparent)
+                    )
             except Exception as exc:  # any bug on one record is that record's poison
+                if self._span is not None:
+                    Spans.failed(self._span, type(exc).__name__)
                 # Not log.exception: a traceback may quote draft text; it goes to DEBUG only.
                 log.error(  # noqa: TRY400
                     "draft.internal_error",
@@ -197,10 +216,25 @@ class BatchProcessor:
                         report,
                     )
                 )
+            if self._span is not None and traceparent is not None:
+                dlq = self._settings.topics.dlq
+                out[first:] = [
+                    o if o.topic == dlq else o._replace(headers=with_parent(o.headers, traceparent))
+                    for o in out[first:]
+                ]
+            self._span = None
         if self._also_publish is not None:
             out.extend(self._also_publish())
         decided = time.perf_counter()
-        await self._publish(out)
+        if spans is None:
+            await self._publish(out)
+        else:
+            try:
+                await self._publish(out)
+            except BaseException as exc:
+                spans.end(opened[::-1], exc)
+                raise
+            spans.end(opened[::-1])
         stage = self._stage_seconds
         stage["evidence"].observe(fetched - started)
         stage["decide"].observe(decided - fetched)
@@ -308,6 +342,7 @@ class BatchProcessor:
         now: datetime,
         report: BatchReport,
         sources: SourceIndex,
+        traceparent: bytes | str | None,
     ) -> list[Outgoing]:
         rec = item.incoming
         if is_control(rec):
@@ -332,7 +367,7 @@ class BatchProcessor:
         if judgement.dead_letter is not None:
             return [self._dead_letter(rec, *judgement.dead_letter, report)]
         state = judgement.before
-        decision = _with_trace(judgement.decision, state, rec)
+        decision = _with_trace(judgement.decision, state, traceparent)
         self._store(draft.turn_id, rec.partition, state, decision)
         codes = judgement.failure_codes
         for code in codes:
@@ -348,6 +383,15 @@ class BatchProcessor:
             outcome=decision.outcome,
             codes=codes,
         )
+        if self._span is not None:
+            Spans.routed(
+                self._span,
+                outcome=decision.outcome,
+                turn_id=draft.turn_id,
+                tenant_id=tenant,
+                attempt=draft.attempt,
+                codes=codes,
+            )
         return self._outgoing(decision, rec)
 
     def _route_control(
@@ -395,6 +439,8 @@ class BatchProcessor:
     ) -> Outgoing:
         self._dead_letters.inc(error_class.value)
         report.dead_letters[error_class.value] += 1
+        if self._span is not None:
+            Spans.dead_lettered(self._span, error_class.value)
         log.warning(
             "draft.dead_lettered",
             error_class=error_class.value,
@@ -456,7 +502,9 @@ class BatchProcessor:
             pending = failed
 
 
-def _with_trace(decision: Decision, before: TurnState | None, rec: Incoming) -> Decision:
+def _with_trace(
+    decision: Decision, before: TurnState | None, traceparent: bytes | str | None
+) -> Decision:
     """Keep the draft's trace context in a turn that now waits for its regeneration.
 
     A deadline may end that turn later, from a control record that carries no trace: its
@@ -465,7 +513,7 @@ def _with_trace(decision: Decision, before: TurnState | None, rec: Incoming) -> 
     state = decision.state
     if state is None or state is before or state.phase is not TurnPhase.REGENERATING:
         return decision
-    ctx = parse_traceparent(rec.header("traceparent"))
+    ctx = parse_traceparent(traceparent)
     if ctx is None or state.traceparent == ctx.traceparent:
         return decision
     return decision._replace(state=state.model_copy(update={"traceparent": ctx.traceparent}))

@@ -88,9 +88,7 @@ def lookalike(ref: CitationRef, form: int) -> str:
     )
 
 
-piece = st.tuples(
-    st.sampled_from(KINDS), st.lists(st.sampled_from(REFS), max_size=2, unique=True)
-)
+piece = st.tuples(st.sampled_from(KINDS), st.lists(st.sampled_from(REFS), max_size=2, unique=True))
 
 
 def render(pieces: list[tuple[str, list[CitationRef]]]) -> tuple[str, dict[str, list[Any]]]:

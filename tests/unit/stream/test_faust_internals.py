@@ -72,8 +72,12 @@ def test_every_private_attribute_the_worker_reaches_still_exists() -> None:
         Stream: ("_enable_passive",),
         Store: ("_get_bucket_for_key", "_db_for_partition", "_dbs_for_key", "_iteritems"),
     }
-    missing = [f"{cls.__name__}.{name}" for cls, names in expected.items() for name in names
-               if not hasattr(cls, name)]
+    missing = [
+        f"{cls.__name__}.{name}"
+        for cls, names in expected.items()
+        for name in names
+        if not hasattr(cls, name)
+    ]
     assert missing == []
 
 
