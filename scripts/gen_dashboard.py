@@ -40,7 +40,7 @@ def quantile(phi: float, metric: str, by: str = "") -> str:
     return f"histogram_quantile({phi}, sum by ({labels}) (rate({metric}_bucket{{{NS}}}[{RI}])))"
 
 
-LAG = f"max by (partition) (grounding_consumer_lag{{{NS}}})"
+LAG = f"max by (topic, partition) (grounding_consumer_lag{{{NS}}})"
 FINISHED = 'outcome=~"grounded|could_not_ground"'
 CNG = 'outcome="could_not_ground"'
 
@@ -104,7 +104,7 @@ ROWS: list[tuple[str, list[tuple[str, str, str, str, list[dict[str, Any]]]]]] = 
                 "any pod). KEDA scales on the same lag, read from the broker.",
                 "short",
                 "timeseries",
-                [q(LAG, "partition {{partition}}")],
+                [q(LAG, "{{topic}} {{partition}}")],
             ),
             (
                 "Total lag",
@@ -133,6 +133,32 @@ ROWS: list[tuple[str, list[tuple[str, str, str, str, list[dict[str, Any]]]]]] = 
     (
         "Latency and batches",
         [
+            (
+                "Draft latency, end to end (p50, p99)",
+                "From the draft's produced_at (else its record's timestamp) to the broker "
+                "acknowledging its outputs: what an agent waits for its verdict. Producer clocks "
+                "count; lag shows here first.",
+                "s",
+                "timeseries",
+                [
+                    q(quantile(0.5, "grounding_draft_latency_seconds"), "p50"),
+                    q(quantile(0.99, "grounding_draft_latency_seconds"), "p99"),
+                ],
+            ),
+            (
+                "Rebalances",
+                "Consumer-group rebalances, as counted by the pod that saw the most (every pod "
+                "takes part in each one). Each pauses every partition; a steady rate means pods "
+                "are restarting or the group is unstable.",
+                "short",
+                "timeseries",
+                [
+                    q(
+                        f"max (increase(grounding_rebalances_total{{{NS}}}[{RI}]))",
+                        "rebalances",
+                    )
+                ],
+            ),
             (
                 "Batch processing time (p50, p99)",
                 "From taking a batch to its outputs acknowledged by the broker. Every draft of "

@@ -88,9 +88,28 @@ class Metrics:
         )
         self.consumer_lag = Gauge(
             "grounding_consumer_lag",
-            "Records of agent.drafts past the group's committed offset, per owned partition "
+            "Records past the group's committed offset, per topic and owned partition "
             "(log-end offset from the broker minus the committed offset).",
-            ["partition"],
+            ["topic", "partition"],
+            registry=r,
+        )
+        self.draft_latency = Histogram(
+            "grounding_draft_latency_seconds",
+            "End to end: from the draft's produced_at (since=produced_at; else its record's "
+            "timestamp, since=record) to the broker acknowledging its outputs. Producer clocks "
+            "count: a clock ahead of the worker's is counted as 0.",
+            ["since"],
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
+            registry=r,
+        )
+        self.rebalances = Counter(
+            "grounding_rebalances_total",
+            "Consumer-group rebalances this process took part in (a new assignment received).",
+            registry=r,
+        )
+        self.assigned_partitions = Gauge(
+            "grounding_assigned_partitions",
+            "Partitions of agent.drafts this process owns since the last rebalance.",
             registry=r,
         )
         self.rereads = Counter(

@@ -181,6 +181,14 @@ async def test_the_drive_left_samples_on_every_labelled_path(metrics_text: str) 
     lag = families["grounding_consumer_lag"].samples
     assert lag
     assert {s.labels["partition"] for s in lag} <= {"0", "1"}
+    assert len({s.labels["topic"] for s in lag}) == 1
+    assert families["grounding_rebalances"].samples[0].value >= 1
+    latency = {
+        s.labels["since"]: s.value
+        for s in families["grounding_draft_latency_seconds"].samples
+        if s.name == "grounding_draft_latency_seconds_count"
+    }
+    assert latency["produced_at"] >= 2  # each decided draft, once its outputs were acknowledged
 
 
 def test_exported_names_follow_the_metric_types() -> None:

@@ -134,7 +134,9 @@ async def wait_lag(
 
 
 def consumer_lag(text: str) -> dict[int, float]:
-    found = re.findall(r'^grounding_consumer_lag\{partition="(\d+)"\} (\S+)$', text, re.M)
+    found = re.findall(
+        r'^grounding_consumer_lag\{partition="(\d+)",topic="[^"]+"\} (\S+)$', text, re.M
+    )
     return {int(p): float(v) for p, v in found}
 
 

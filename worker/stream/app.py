@@ -323,6 +323,15 @@ def _wire_timers(
 
 
 def _wire_watchdogs(app: faust.App, settings: Settings, state: LoopState, metrics: Metrics) -> None:
+    @app.on_partitions_assigned.connect
+    async def on_assigned(_sender: Any, /, *args: Any, signal: Any, **__: Any) -> None:
+        # Each new assignment is one rebalance this process took part in.
+        assigned = args[0] if args else ()
+        metrics.rebalances.inc()
+        metrics.assigned_partitions.set(
+            sum(1 for tp in assigned if tp.topic == settings.topics.drafts)
+        )
+
     @app.task  # type: ignore[untyped-decorator]
     async def watchdogs() -> None:
         # A stalled table recovery exits the process; an idle lagging partition is re-read.

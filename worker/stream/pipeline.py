@@ -154,6 +154,8 @@ class BatchProcessor:
         self._failure_codes = _ByLabel(metrics.failure_codes, "code")
         self._dead_letters = _ByLabel(metrics.dead_letters, "error_class")
         self._version = worker_version
+        self._latency_produced = metrics.draft_latency.labels(since="produced_at")
+        self._latency_record = metrics.draft_latency.labels(since="record")
         self._clock = clock
         self._delay = backoff_delays(
             settings.retry_initial_backoff_s, settings.retry_max_backoff_s, jitter=half_jitter
@@ -229,18 +231,40 @@ class BatchProcessor:
         if spans is None:
             await self._publish(out)
         else:
-            try:
-                await self._publish(out)
-            except BaseException as exc:
-                spans.end(opened[::-1], exc)
-                raise
-            spans.end(opened[::-1])
+            await self._publish_spanned(out, spans, opened)
+        self._observe_latency(items)
         stage = self._stage_seconds
         stage["evidence"].observe(fetched - started)
         stage["decide"].observe(decided - fetched)
         stage["publish"].observe(time.perf_counter() - decided)
         report.published = len(out)
         return report
+
+    async def _publish_spanned(
+        self, out: Sequence[Outgoing], spans: Spans, opened: Sequence[Any]
+    ) -> None:
+        """Publish, then end the batch's spans (as errors if the publish did not land)."""
+        try:
+            await self._publish(out)
+        except BaseException as exc:
+            spans.end(opened[::-1], exc)
+            raise
+        spans.end(opened[::-1])
+
+    def _observe_latency(self, items: Sequence[_Item]) -> None:
+        """Each draft's end-to-end latency, now that its outputs are acknowledged."""
+        now = time.time()
+        for item in items:
+            admitted = item.admitted
+            if admitted is None:
+                continue
+            produced = _epoch_s(admitted.draft.produced_at)
+            if produced is None:
+                since = now - item.incoming.timestamp_ms / 1000
+                self._latency_record.observe(since if since > 0 else 0.0)
+            else:
+                since = now - produced
+                self._latency_produced.observe(since if since > 0 else 0.0)
 
     def look_ahead(self, records: Sequence[Incoming]) -> None:
         """Admit ``records`` (the next batch) and fetch their evidence in the background."""
@@ -500,6 +524,18 @@ class BatchProcessor:
             log.warning("broker.retry", attempt=attempt, pending=len(failed), wait_s=round(wait, 3))
             await asyncio.sleep(wait)
             pending = failed
+
+
+def _epoch_s(produced_at: str | None) -> float | None:
+    """Seconds since the epoch of an RFC 3339 ``produced_at``; ``None`` if absent or unreadable
+    (or without a UTC offset: its instant is unknown)."""
+    if not produced_at:
+        return None
+    try:
+        when = datetime.fromisoformat(produced_at)
+    except ValueError:
+        return None
+    return when.timestamp() if when.tzinfo is not None else None
 
 
 def _with_trace(

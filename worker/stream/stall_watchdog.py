@@ -135,12 +135,12 @@ async def watch_partitions(
                 log.warning("stall_check.failed", error=type(exc).__name__)
                 continue
             for gone in reported - owned:
-                metrics.consumer_lag.remove(str(gone))
+                metrics.consumer_lag.remove(settings.topics.drafts, str(gone))
             reported = set(lags)
             for partition, lag in lags.items():
-                metrics.consumer_lag.labels(partition=str(partition)).set(
-                    max(0, lag.end - lag.committed)
-                )
+                metrics.consumer_lag.labels(
+                    topic=settings.topics.drafts, partition=str(partition)
+                ).set(max(0, lag.end - lag.committed))
             if busy():
                 detector.reset()
                 continue

@@ -588,3 +588,41 @@ async def test_a_batch_reports_where_its_time_went_by_stage() -> None:
     assert stages["evidence"][1] >= 0.05
     assert 0.03 <= stages["publish"][1] < 0.05 + 0.03
     assert stages["decide"][1] < 0.03  # no waiting in the decisions themselves
+
+
+async def test_each_drafts_latency_is_observed_from_produced_at_else_its_record_time() -> None:
+    metrics = Metrics()
+    sent = Sent()
+    proc = BatchProcessor(
+        settings=settings(),
+        evidence=InMemoryEvidenceStore(RECORDS),
+        turns=DictTurns(),
+        publisher=sent,
+        policies=PolicyBook(),
+        metrics=metrics,
+        worker_version="test",
+        clock=lambda: NOW,
+    )
+    produced = datetime.now(UTC).timestamp() - 2.0
+    stamped = rec("t-lat-1", GOOD)
+    env = json.loads(stamped.value)
+    env["produced_at"] = datetime.fromtimestamp(produced, UTC).isoformat()
+    with_produced_at = stamped._replace(value=json.dumps(env).encode())
+    recorded = rec("t-lat-2", GOOD)
+    recorded = recorded._replace(timestamp_ms=int((produced - 5.0) * 1000))
+    naive = rec("t-lat-3", GOOD)
+    env = json.loads(naive.value)
+    env["produced_at"] = "2026-12-02T12:00:00"  # no offset: its instant is unknown
+    naive = naive._replace(value=json.dumps(env).encode(), timestamp_ms=recorded.timestamp_ms)
+
+    await proc.process([with_produced_at, recorded, naive])
+
+    def sample(name: str, since: str) -> float:
+        value = metrics.registry.get_sample_value(name, {"since": since})
+        assert value is not None
+        return value
+
+    assert sample("grounding_draft_latency_seconds_count", "produced_at") == 1
+    assert 2.0 <= sample("grounding_draft_latency_seconds_sum", "produced_at") < 10
+    assert sample("grounding_draft_latency_seconds_count", "record") == 2
+    assert 14.0 <= sample("grounding_draft_latency_seconds_sum", "record") < 30
