@@ -68,21 +68,21 @@ def _kafka_settings(command: str) -> Settings:
 
     from worker.kafka.access import KafkaAccessError, check_access
 
-    settings = _started(command)
+    settings = _settings()
     try:
-        asyncio.run(check_access(settings))
+        asyncio.run(check_access(settings))  # a refusal ends the command before any wait
+        return _started(command, settings)
     except KafkaAccessError as exc:
         typer.echo(f"grounding-worker: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
-    return settings
 
 
-def _started(command: str) -> Settings:
+def _started(command: str, settings: Settings | None = None) -> Settings:
     """The settings, once the services ``command`` needs answered (``worker/startup.py``)."""
     from worker.logs import configure_logging
     from worker.startup import EXIT_UNREACHABLE, DependencyUnreachableError, await_services
 
-    settings = _settings()
+    settings = settings or _settings()
     configure_logging(settings.log_level, json=settings.log_json)
     try:
         await_services(settings, command)

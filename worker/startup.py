@@ -28,7 +28,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from pymongo import AsyncMongoClient
 
 from worker.faults import GroundingFault
-from worker.kafka.access import client_security
+from worker.kafka.access import KafkaAccessError, client_security, describe_refusal
 from worker.metrics_server import serve_waiting
 from worker.retry import backoff_delays
 from worker.settings import Settings
@@ -106,6 +106,11 @@ async def _probe_kafka(settings: Settings, timeout_s: float) -> None:
     quiet.setLevel(logging.CRITICAL)
     try:
         await asyncio.wait_for(admin.start(), timeout_s)
+    except Exception as exc:
+        refusal = describe_refusal(settings, exc)
+        if refusal is not None:  # the broker answered and said no: waiting cannot help
+            raise KafkaAccessError(refusal) from None
+        raise
     finally:
         quiet.setLevel(level)
         await admin.close()
@@ -174,6 +179,8 @@ async def wait_for(
             try:
                 await probes[service](settings, probe_s)
                 break
+            except KafkaAccessError:
+                raise  # a refusal (credentials, certificate) is not "not up yet"
             except Exception as exc:  # noqa: BLE001 - any failure to answer is "not up yet"
                 reason = _reason(exc)
             waited = clock() - started
