@@ -7,7 +7,7 @@ Two workloads: a typical answer (~2 KB of Markdown, 8 claims, 10 distinct citati
 hidden from the reader) and a large report (50 sections, a timeline). Each round runs the workload
 for about ``--seconds`` on one core; the median drafts/s over the rounds is printed, by the wall
 clock and by the process's CPU time (``cpu``: steadier on a machine shared with other work). Not a
-test: timings depend on the machine. Targets (issue 10): >= 10,000 typical drafts/s, >= 2,000
+test: timings depend on the machine. Targets: >= 10,000 typical drafts/s, >= 2,000
 report drafts/s.
 
 ``--profile N``: instead, cProfile each of the two workloads and print the share of the core's

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The edges of the hot path, before and after issue 10's ledger and store steps, in one process.
+"""The edges of the hot path, before and after the ledger and store steps, in one process.
 
     .venv/bin/python scripts/bench_edges.py [--repeat 7] [--postgres]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CPU per record of the worker's two produce paths, against the real broker (issue 10).
+"""CPU per record of the worker's two produce paths, against the real broker.
 
     .venv/bin/python scripts/bench_produce.py [--batches 20] [--drafts 200] [--rounds 5]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CPU per draft of ``BatchProcessor.process`` around the pure core, in one process (issue 10).
+"""CPU per draft of ``BatchProcessor.process`` around the pure core, in one process.
 
     .venv/bin/python scripts/bench_route.py [--batches 5] [--size 200] [--rounds 9] [--profile N]
 

@@ -54,7 +54,7 @@ def _add_logger_name(logger: WrappedLogger, _: str, event: EventDict) -> EventDi
 
 #: The trace context of the draft being handled (``trace_scope``): one variable set and reset per
 #: draft. structlog's ``bound_contextvars`` did the same with two variables and a copy of the
-#: whole context on entry (~4.5 us a draft; this ~1, issue 10).
+#: whole context on entry (~4.5 us a draft; this ~1).
 _TRACE: contextvars.ContextVar[TraceContext | None] = contextvars.ContextVar(
     "grounding_trace", default=None
 )

@@ -1,4 +1,4 @@
-"""The draft mix: ~2 KB analyst answers in the proportions issue 7 asks for.
+"""The draft mix: ~2 KB analyst answers in the proportions the benchmark asks for.
 
 Per 20 drafts: 14 grounded, 3 regenerate (a dangling citation at attempt 0), 1 could-not-ground
 (alternately ``no_grounding: true`` and the second, still dangling, attempt of an earlier

@@ -33,10 +33,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Metrics the dashboard reads that the worker exports only after the prod-ready change
-#: (issue 14): the process collector and the build-info gauge.
+#:: the process collector and the build-info gauge.
 PENDING_METRICS: set[str] = set()
 #: (metric, label) pairs read by the dashboard and the rules that the worker exports only after
-#: the prod-ready change (issue 14): the ``store`` label of the store metrics.
+#: the prod-ready change: the ``store`` label of the store metrics.
 PENDING_LABELS: set[tuple[str, str]] = set()
 #: Made by Prometheus itself, not exported by the worker.
 PROMETHEUS_SERIES = {"up"}

@@ -478,7 +478,7 @@ async def test_a_lying_producer_gets_one_regeneration_only(bus: Bus) -> None:
 
 
 async def test_published_title_and_quote_name_no_hidden_id(bus: Bus) -> None:
-    """Issue 15.1: DOC-9008 (visible to u-cy) has a title and text naming DOC-9002 (hidden from
+    """DOC-9008 (visible to u-cy) has a title and text naming DOC-9002 (hidden from
     u-cy); its title comes from MongoDB and the quote from the agent: neither may carry 9002."""
     turn = unique_id("t-title")
     output = answer(
@@ -501,7 +501,7 @@ async def test_published_title_and_quote_name_no_hidden_id(bus: Bus) -> None:
 
 
 async def test_a_lookalike_token_is_schema_invalid_end_to_end(bus: Bus) -> None:
-    """Issue 15.5: a full-width look-alike of a hidden id fails the draft and never leaves."""
+    """A full-width look-alike of a hidden id fails the draft and never leaves."""
     turn = unique_id("t-lookalike")
     output = answer("Refunds tripled [DOC-９００２]. Latency rose [OBS-1001].")
     await bus.send(draft(turn, output, attempt=1, **CY))

@@ -246,7 +246,7 @@ async def test_seeding_the_corpus_again_changes_nothing(
 async def test_one_batch_of_two_tenants_citing_each_others_ids_costs_one_query_per_table(
     migrated: Settings, corpus: DemoCorpus, namespace: Any, query_log: Any, command_log: Any
 ) -> None:
-    """Issue 10: both tenants cite the same ids (each other's included) in one batch.
+    """Batching: both tenants cite the same ids (each other's included) in one batch.
 
     One query per table and one ``find`` for the batch, counted at the drivers; each tenant gets
     exactly its own records, never the other's, and the same records a fetch of its own returns.

@@ -1,4 +1,4 @@
-"""Typed claims (contract §3 rule 7b, seed 003): declared answer fields against settled tool facts.
+"""Typed claims (contract §3 rule 7b): declared answer fields against settled tool facts.
 
 Token grounding cannot catch a false claim assembled from real values (every cited observation
 exists, yet the proposal flags an entity ``cleared`` while the agent's own tool said ``review``).

@@ -1,4 +1,4 @@
-"""The three agent-output schemas (seed 000) as closed, strict pydantic models (contract §3.2).
+"""The three agent-output schemas as closed, strict pydantic models (contract §3.2).
 
 Models are closed (``extra="forbid"``: a field the validator does not traverse could carry an
 unchecked citation) and strict (no ``"1"`` -> 1, no ``true`` as an integer, no NaN/Infinity).
@@ -106,7 +106,7 @@ class Withheld(_Strict):
 
 
 class AnalystAnswer(_Strict):
-    """Analyst answer (seed 000)."""
+    """Analyst answer."""
 
     answer_markdown: str
     citations: list[QuotedCitation] = []
@@ -142,7 +142,7 @@ class BaseRate(_Strict):
 
 
 class ReportDraft(_Strict):
-    """After-action / report draft (seed 000). ``status`` is checked after the schema."""
+    """After-action / report draft. ``status`` is checked after the schema."""
 
     title: str
     sections: list[Section] = []

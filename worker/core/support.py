@@ -1,4 +1,4 @@
-"""Support: does a cited unit say what its visible sources say? (contract rule 6b, seed 002)
+"""Support: does a cited unit say what its visible sources say? (contract rule 6b)
 
 Deterministic, no model and no network, linear in the unit and its sources, and explained: a
 :class:`SupportResult` names the numbers and words of the unit that no source has, and the source

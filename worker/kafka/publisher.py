@@ -7,7 +7,7 @@ Two hand-overs share one set of rules (acks=all, the broker's errors translated 
   ``send``: one accumulator append, one future and one partitioner call per record).
 - :meth:`ProducerPublisher.send_many`: a whole batch's records, grouped by (topic, partition) in
   the order given, appended to aiokafka ``BatchBuilder``\\ s and handed over with ``send_batch``;
-  one future per builder, shared by the records it holds (issue 10, ``GW_PRODUCE_BATCHED``).
+  one future per builder, shared by the records it holds (``GW_PRODUCE_BATCHED``).
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ class PostgresLedger:
         # The whole batch is one parameter: a JSON array of rows, each an array of the columns in
         # order (``source_id`` as a decimal string, so ids past 64 bits stay exact), unpacked by
         # the server. One statement: atomic, one round trip, ~5x less client CPU than a
-        # pipelined executemany and ~2.5x less server CPU (docs/benchmarks.md, issue 10).
+        # pipelined executemany and ~2.5x less server CPU (docs/benchmarks.md).
         self._insert = (
             f"INSERT INTO {quote_identifier(settings.ledger_table)}"  # noqa: S608 - validated, quoted identifier
             " (tenant_id, turn_id, draft_id, attempt, outcome, policy_version, event_id,"

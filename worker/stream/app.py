@@ -3,7 +3,7 @@
 Only the wiring lives here: what the agent and the timer do with a batch or a tick is
 ``worker.stream.loop`` (no Faust in it). Faust specifics that shape the wiring (see STYLE.md):
 
-- Batches come from :class:`worker.stream.take.OverlappedTake` (issue 10): it keeps collecting
+- Batches come from :class:`worker.stream.take.OverlappedTake`: it keeps collecting
   the next batch while this one is processed, closes a batch when full or when the intake pauses,
   and acknowledges a batch's records only after the body returns. The body still never raises:
   faults are retried inside, poison is dead-lettered inside, and a failure of the batch as a whole

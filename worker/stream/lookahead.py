@@ -1,4 +1,4 @@
-"""The next batch admitted, and its evidence fetched, while the current batch is decided (issue 10).
+"""The next batch admitted, and its evidence fetched, while the current batch is decided.
 
 A batch waits twice on other processes: the store round trip of its evidence, and the broker's
 acknowledgement of its outputs. The records of the next batch are already in the take's buffer

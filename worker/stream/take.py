@@ -2,7 +2,7 @@
 
 Faust's ``stream.take_events(n, within)`` stops collecting while the agent body runs and then
 waits ``within`` from the end of the body, full or not: at saturation the window is dead time,
-and on a thin stream every draft waits the whole window. This take (issue 10) differs in two ways:
+and on a thin stream every draft waits the whole window. This take differs in two ways:
 
 - **Overlap.** The buffer keeps filling (up to ``max_size``: a bounded hand-off, so at most one
   batch in hand and one in the buffer) while the body processes the batch it was given.

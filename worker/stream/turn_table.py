@@ -42,7 +42,7 @@ _RAW_FIELDS: tuple[str, ...] = tuple(
 _RAW_EXCLUDED: set[str] = set(_RAW_FIELDS)
 #: Bytes of the big-endian head length that starts a framed value (before LZ4): its first byte
 #: is never ``{``, which is how a framed value and an LZ4-compressed JSON one (written before
-#: issue 10's route step; still read) tell apart.
+#: the route step; still read) tell apart.
 _HEAD_LENGTH_BYTES = 4
 
 
@@ -55,7 +55,7 @@ def encode_turn(partition: int, state: TurnState) -> bytes:
     block, ~4 µs) rather than zlib level 1 (~17 µs, ~1.7 KB): the write is on every draft's path,
     the read only on a turn seen again.
 
-    Framed (issue 10, route step): a 4-byte head length, the head ``{"p": partition, "s": the
+    Framed (route step): a 4-byte head length, the head ``{"p": partition, "s": the
     state without its JSON texts, "n": [byte length of each text or -1]}``, then the texts as
     they are. Written as JSON strings they were escaped quote by quote, which cost more than
     everything else in the state (~8 µs a draft; framed ~1).
@@ -192,7 +192,7 @@ class FaustTurnStore:
 
     With ``defer_changelog`` (the worker), a new state's changelog record is not handed to
     Faust's ``send_soon`` buffer: it waits in :meth:`take_unsent` for the batch's publish, which
-    sends it with the batch's outputs and awaits its acknowledgement like theirs (issue 10). Faust
+    sends it with the batch's outputs and awaits its acknowledgement like theirs. Faust
     stops delivering records to every stream while that buffer holds more than 100 records, so a
     batch of 200 changelog writes used to stall the intake exactly while the batch was processed.
     Tombstones (rare: turns past their retention) still go through ``send_changelog``.

@@ -1,4 +1,4 @@
-"""Typed claims (contract §3 rule 7b, seed 003): every fence of the check, one test each.
+"""Typed claims (contract §3 rule 7b): every fence of the check, one test each.
 
 The pure function first (declared claims, facts, validated output -> one disposition per claim),
 then the policy's validation at load, then the path through the verdict and the turn machine.

@@ -173,7 +173,7 @@ def test_blockquote_markers_are_not_part_of_sentences() -> None:
 
 
 def test_table_rows_header_included_are_one_sentence_each_without_the_delimiter() -> None:
-    """Issue 15: a header row is assertion text too (it was skipped, so an uncited or
+    """Adversarial review: a header row is assertion text too (it was skipped, so an uncited or
     hidden-supported header was published unhedged); only the delimiter row is not."""
     md = "| Vessel | Hours |\n|---|:---:|\n| X. Y | 12.5 [OBS-1] |\n| Z | 3 |\nAfter [OBS-2]."
     assert sentences(md) == [

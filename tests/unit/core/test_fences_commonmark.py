@@ -1,4 +1,4 @@
-"""Fence openers against CommonMark (markdown-it-py), on generated lines (issue 15.2).
+"""Fence openers against CommonMark (markdown-it-py), on generated lines.
 
 A line the splitter takes for a fence hides what follows from the claim check, so it must never
 take a line for a fence that CommonMark renders as a paragraph or as indented code. Each document

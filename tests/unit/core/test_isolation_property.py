@@ -1,4 +1,4 @@
-"""The adversarial review of issue 15 as a property: two principals over one generated corpus.
+"""An adversarial review as a property: two principals over one generated corpus.
 
 Random Markdown answers are built from pieces whose fate is known up front: paragraphs, list
 items, table headers and rows, backtick lines that are not fences (all claim units), headings and

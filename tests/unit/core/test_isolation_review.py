@@ -1,4 +1,4 @@
-"""Issue 15: the holes an adversarial review found, one regression test each (all failed before).
+"""The holes an adversarial review found, one regression test each (all failed before).
 
 Corpus of the review: tenant ``acme``; DOC 73006 (visible to the analysts) whose text names
 DOC 73002 and whose title does too; DOC 73002 (ops only, hidden from alice); OBS 73100 (public)

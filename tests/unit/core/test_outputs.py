@@ -225,7 +225,7 @@ def test_very_deep_input_does_not_recurse() -> None:
 
 
 def test_unknown_keys_never_reach_a_path() -> None:
-    """Issue 15.6: an identifier-shaped key the agent invented is model text too."""
+    """Adversarial review: an identifier-shaped key the agent invented is model text too."""
     obj = good_answer() | {
         "[DOC-4242] Sealed Dossier": 1,
         "plain_key": 2,

@@ -155,7 +155,7 @@ def test_only_trace_context_is_copied_onto_outputs() -> None:
     ],
 )
 def test_trace_headers_outside_the_w3c_format_are_dropped(headers: Any) -> None:
-    """Issue 15.6: a header value copied verbatim reached every output (a hidden id with it)."""
+    """A header value copied verbatim reached every output (a hidden id with it)."""
     assert trace_headers(incoming(headers)) == ()
 
 

@@ -113,7 +113,7 @@ def test_queryable_ids_are_distinct_sorted_per_kind_and_bounded() -> None:
     assert queryable_ids(refs, DOC) == []
 
 
-# --- the plain-row fast path against the model (issue 10) -------------------------------------
+# --- the plain-row fast path against the model -------------------------------------
 
 
 class Label(str):

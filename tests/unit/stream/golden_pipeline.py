@@ -1,10 +1,10 @@
 """The golden run: fixed inputs through ``BatchProcessor``, every output record as it left.
 
-Issue 10 rebuilds the hot path for speed; its outputs must stay byte-identical. The inputs
+The hot path was rebuilt for speed; its outputs must stay byte-identical. The inputs
 (``golden/inputs.json``) are every example of ``schemas/examples`` (demo corpus evidence) and
 240 drafts of the benchmark mix over three tenants (``scripts/bench_e2e``: its corpus and its
 generator, with a fixed clock), in batches, with a redelivered batch and a regeneration
-deadline. ``golden/outputs.jsonl`` holds what the code before issue 10 published for them.
+deadline. ``golden/outputs.jsonl`` holds what the code before that rebuild published for them.
 
 Rebuild both (only when an output is *meant* to change, and say why in the commit)::
 

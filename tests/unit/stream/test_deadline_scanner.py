@@ -156,7 +156,7 @@ def test_a_recorded_terminal_event_is_stored_compressed() -> None:
 
 
 def test_a_turn_value_keeps_its_json_texts_exactly_and_lz4_json_values_still_read() -> None:
-    """Issue 10 (route step): the recorded messages travel raw after the head, byte for byte."""
+    """Route step: the recorded messages travel raw after the head, byte for byte."""
     request = '{"attempt":1,"note":"caf\u00e9 \\"quoted\\" é 🙂"}'
     ledger = '{"rows":[{"id":"OBS-1"}],"text":"a\\nb"}'
     event = '{"event":"grounded","text":"x \\" y ' + "é" * 50 + '"}'
@@ -207,7 +207,7 @@ def test_a_framed_turn_value_with_bytes_past_its_texts_is_refused() -> None:
 
 
 def test_a_deferred_changelog_waits_for_the_batch_publish_and_keeps_the_index() -> None:
-    """Issue 10: the worker's store hands its changelog records to the batch's publish."""
+    """Batching: the worker's store hands its changelog records to the batch's publish."""
     table = DictTable()
     store = FaustTurnStore(table, defer_changelog=True)
     due = regenerating("t-due", NOW - timedelta(seconds=1))

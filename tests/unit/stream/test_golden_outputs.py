@@ -1,4 +1,4 @@
-"""Outputs are byte-identical for the same input before and after issue 10 (see golden_pipeline)."""
+"""Outputs are byte-identical for the same input before and after the hot-path rebuild."""
 
 from __future__ import annotations
 

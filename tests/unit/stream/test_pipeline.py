@@ -251,7 +251,7 @@ async def test_outputs_are_handed_to_the_producer_in_decision_order() -> None:
 
 
 async def test_one_fetch_per_tenant_per_batch() -> None:
-    """Issue 10: one store call for the whole batch, in which each tenant is asked once."""
+    """Batching: one store call for the whole batch, in which each tenant is asked once."""
     store = InMemoryEvidenceStore(RECORDS)
     proc, _, sent = processor(store)
     batch = [rec(f"t-{i}", GOOD) for i in range(5)]

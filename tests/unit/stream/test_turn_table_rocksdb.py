@@ -90,7 +90,7 @@ def _state(turn: str) -> TurnState:
 def test_a_batchs_writes_read_back_at_once_and_reach_rocksdb_with_its_changelog(
     tmp_path: Path, event_of_partition_0: None
 ) -> None:
-    """Issue 10 (route step): the worker's store gathers a batch's writes in RocksDB write
+    """Route step: the worker's store gathers a batch's writes in RocksDB write
     batches; a turn's next draft in the same batch still reads what its first one wrote."""
     app = faust.App("t-rocks-b", store="rocksdb://", datadir=str(tmp_path), autodiscover=False)
     table = app.Table("turns", default=None, key_type=bytes, value_type=bytes, partitions=4)
