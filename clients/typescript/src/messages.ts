@@ -122,7 +122,7 @@ export interface LedgerBatch {
 }
 
 /**
- * Analyst answer (seed 000).
+ * Analyst answer.
  */
 export interface AnalystAnswer {
   answer_markdown: string;
@@ -137,7 +137,7 @@ export type Proposal =
   CaseUpdateProposal | ReportSectionProposal | SourceMappingProposal | EntityFlagProposal | AdjudicationProposal;
 
 /**
- * After-action / report draft (seed 000). ``status`` is checked after the schema.
+ * After-action / report draft. ``status`` is checked after the schema.
  */
 export interface ReportDraft {
   base_rates?: BaseRate[];
