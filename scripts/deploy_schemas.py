@@ -10,7 +10,8 @@ usage: deploy_schemas.py --k8s-wheel WHEEL --k8s-version 1.33.0 --crd CRD.yaml..
   ``_definitions.json`` by an absolute URL that kubeconform would try to download; each schema
   written here is standalone instead: the kind's schema plus the definitions it reaches, under
   ``$defs``, with local references.
-- Custom resources come from CRD YAML (e.g. KEDA's, vendored in ``deploy/checks/``): each served
+- Custom resources come from CRD YAML (KEDA's, vendored in ``deploy/checks/``; the Prometheus
+  operator's and Strimzi's, which ``scripts/check-deploy`` fetches or generates): each served
   version's ``openAPIV3Schema``, converted as kubeconform's ``openapi2jsonschema.py`` does in
   strict mode (``nullable`` becomes a ``null`` type, ``x-kubernetes-int-or-string`` a string or
   integer, objects with properties closed unless they preserve unknown fields).

@@ -229,23 +229,24 @@ ROWS: list[tuple[str, list[tuple[str, str, str, str, list[dict[str, Any]]]]]] = 
         [
             (
                 "Resident memory per pod",
-                "RSS of each worker process; the Deployment limits it to 2 GiB (peak measured "
-                "150-160 MiB at the default batch of ~2 KB drafts, up to 1.3 GiB on 0.9 MiB "
-                "drafts).",
+                "RSS of each pod's process. Workers: limit 2 GiB (peak measured 150-160 MiB at "
+                "the default batch of ~2 KB drafts, up to 1.3 GiB on 0.9 MiB drafts); ledger "
+                "sinks: limit 512 MiB (idle ~58 MiB).",
                 "bytes",
                 "timeseries",
                 [q(f"process_resident_memory_bytes{{{NS}}}", "{{pod}}")],
             ),
             (
                 "CPU per pod",
-                "Cores used by each worker process (one event loop: about one core at most).",
+                "Cores used by each pod's process (one event loop: a worker uses about one "
+                "core at most, a ledger sink far less).",
                 "short",
                 "timeseries",
                 [q(f"rate(process_cpu_seconds_total{{{NS}}}[{RI}])", "{{pod}}")],
             ),
             (
                 "Versions running",
-                "Pods per worker version (grounding_build_info).",
+                "Pods per version, workers and ledger sinks (grounding_build_info).",
                 "short",
                 "stat",
                 [q(f"count by (version) (grounding_build_info{{{NS}}})", "{{version}}")],

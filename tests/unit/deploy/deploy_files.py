@@ -70,7 +70,7 @@ def settings_env() -> dict[str, str]:
 
 
 def containers(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """The containers of a Deployment's or Job's pod template."""
+    """The containers of a StatefulSet's, Deployment's or Job's pod template."""
     spec = doc["spec"]["template"]["spec"]
     return [*spec.get("initContainers", []), *spec["containers"]]
 

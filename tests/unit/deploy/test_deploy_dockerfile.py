@@ -3,7 +3,7 @@
 A small parser splits the file into instructions (continuations joined, comments dropped) and
 stages; the tests assert the shape the issue asks for: a slim base, a builder stage that makes
 the wheels, a final stage that installs them with no index and no build tools, a non-root user,
-a HEALTHCHECK and the CLI as the entry point.
+a HEALTHCHECK, the CLI as the entry point, and the OCI labels of the project.
 """
 
 from __future__ import annotations
@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import tomllib
 from dataclasses import dataclass, field
 
 import pytest
 from deploy_files import ROOT, setting_env_names
 
+from worker import __version__
 from worker.settings import Settings
 
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
@@ -176,3 +178,61 @@ def test_the_build_context_admits_what_the_builder_copies() -> None:
     rules = [r.strip() for r in ignore if r.strip() and not r.startswith("#")]
     assert rules[0] == "*"
     assert {"!pyproject.toml", "!README.md", "!worker/"} <= set(rules)
+
+
+def labels(stage: Stage) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for label in stage.all("LABEL"):
+        for pair in shlex.split(label):
+            key, sep, value = pair.partition("=")
+            assert sep, f"LABEL without a value: {pair!r}"
+            out[key] = value
+    return out
+
+
+def stage_args(stage: Stage) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for arg in stage.all("ARG"):
+        name, sep, default = arg.partition("=")
+        out[name] = shlex.split(default)[0] if sep and shlex.split(default) else None
+    return out
+
+
+def test_the_image_carries_the_oci_labels_of_the_project(stages: list[Stage]) -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    final = stages[1]
+    got = labels(final)
+    assert got == {
+        "org.opencontainers.image.title": project["name"],
+        "org.opencontainers.image.description": project["description"],
+        "org.opencontainers.image.licenses": project["license"],
+        "org.opencontainers.image.version": "${VERSION}",
+        "org.opencontainers.image.source": "${SOURCE_URL}",
+        "org.opencontainers.image.revision": "${REVISION}",
+        "org.opencontainers.image.base.name": "${PYTHON_IMAGE}",
+    }
+    assert project["license"] == "Apache-2.0"
+    # Each ${NAME} is an ARG of the final stage (an ARG before FROM is not visible after it).
+    args = stage_args(final)
+    for value in got.values():
+        for name in re.findall(r"\$\{(\w+)\}", value):
+            assert name in args, f"{name} is not an ARG of the final stage"
+    assert args["VERSION"] == project["version"] == __version__
+    # After the install, so a new REVISION or VERSION leaves the install layer cached.
+    keywords = [kw for kw, _ in final.instructions]
+    last_run = max(i for i, kw in enumerate(keywords) if kw == "RUN")
+    assert min(i for i, kw in enumerate(keywords) if kw in ("ARG", "LABEL")) > last_run
+
+
+def test_the_base_image_is_a_build_argument_pinned_only_by_a_real_digest() -> None:
+    """No registry is reachable here to read a digest: the default is the tag, and the release
+    pipeline passes PYTHON_IMAGE=<tag>@sha256:<digest> (docs/decisions.md, "Deployment")."""
+    global_args, stages = parse(DOCKERFILE.read_text(encoding="utf-8"))
+    text = DOCKERFILE.read_text(encoding="utf-8")
+    assert [s.base for s in stages] == [global_args["PYTHON_IMAGE"]] * 2
+    assert "FROM ${PYTHON_IMAGE}" in text
+    image, _, digest = global_args["PYTHON_IMAGE"].partition("@")
+    assert re.fullmatch(r"python:3\.11-slim(-[a-z]+)?", image)
+    assert not digest or re.fullmatch(r"sha256:[0-9a-f]{64}", digest)
+    decisions = (ROOT / "docs" / "decisions.md").read_text(encoding="utf-8")
+    assert "PYTHON_IMAGE" in decisions

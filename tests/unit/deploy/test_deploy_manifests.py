@@ -30,6 +30,8 @@ from worker.core.policy import PolicyBook
 from worker.settings import Settings, TopicNames
 
 SETTING_NAMES = setting_env_names()
+#: The kinds whose pod templates run the image.
+WORKLOADS = ("StatefulSet", "Deployment", "Job")
 SECRET_SETTINGS = {"GW_POSTGRES_DSN", "GW_MONGO_URL", "POSTGRES_DSN", "MONGO_URL"}
 STORES_SECRET = "grounding-worker-stores"
 #: Measured peak RSS of one worker process at the default batch (docs/benchmarks.md).
@@ -59,6 +61,9 @@ KEDA_KAFKA_PARAMS = {
     "awsRegion",
 }
 KEDA_KAFKA_FROM_ENV = {"bootstrapServersFromEnv", "consumerGroupFromEnv", "topicFromEnv"}
+#: The worker keeps its turn table on a volume of its own, so it is a StatefulSet.
+WORKER = ("StatefulSet", "grounding-worker")
+SINK = ("Deployment", "grounding-ledger-sink")
 
 
 def unknown_settings(names: set[str]) -> set[str]:
@@ -70,7 +75,7 @@ def gw_names_in_deploy() -> dict[str, set[str]]:
     """Every GW_* name set anywhere under deploy/, by where it is set."""
     found: dict[str, set[str]] = {"deploy/k8s/settings.env": set(settings_env())}
     for name, doc in manifests():
-        if doc["kind"] in ("Deployment", "Job"):
+        if doc["kind"] in WORKLOADS:
             for c in containers(doc):
                 found.setdefault(f"deploy/k8s/{name}", set()).update(
                     e["name"] for e in c.get("env", ())
@@ -112,7 +117,7 @@ def test_the_settings_file_and_worker_env_load_as_valid_settings(
         if name.startswith("GW_") or name in SECRET_SETTINGS:
             monkeypatch.delenv(name)
     values = dict(settings_env())
-    worker = containers(manifest("Deployment", "grounding-worker"))[0]
+    worker = containers(manifest(*WORKER))[0]
     values |= {e["name"]: e["value"] for e in worker.get("env", ()) if "value" in e}
     for name, value in values.items():
         monkeypatch.setenv(name, value)
@@ -121,6 +126,12 @@ def test_the_settings_file_and_worker_env_load_as_valid_settings(
     assert settings.web_host == "0.0.0.0"  # the kubelet probes the pod IP
     assert settings.run_ledger_sink is False
     assert settings.topics.drafts == TopicNames().drafts
+    # Production durability: one broker may be down without stopping writes or losing an
+    # acknowledged record, and every turn-table partition has a warm standby on another worker.
+    assert settings.topic_min_insync_replicas is not None
+    assert 1 < settings.topic_min_insync_replicas < settings.topic_replication_factor
+    assert settings.table_standby_replicas >= 1
+    assert settings.turn_store == "rocksdb"  # on the data volume, so it survives a restart
 
 
 # --- secrets ------------------------------------------------------------------------------------
@@ -138,8 +149,8 @@ def test_no_dsn_or_credential_in_a_configmap() -> None:
 @pytest.mark.parametrize(
     ("kind", "name", "wanted"),
     [
-        ("Deployment", "grounding-worker", {"GW_POSTGRES_DSN", "GW_MONGO_URL"}),
-        ("Deployment", "grounding-ledger-sink", {"GW_POSTGRES_DSN"}),
+        (*WORKER, {"GW_POSTGRES_DSN", "GW_MONGO_URL"}),
+        (*SINK, {"GW_POSTGRES_DSN"}),
         ("Job", "grounding-migrate", {"GW_POSTGRES_DSN", "GW_MONGO_URL"}),
     ],
 )
@@ -159,31 +170,106 @@ def test_dsns_come_from_the_stores_secret(kind: str, name: str, wanted: set[str]
 # --- the worker and its companions --------------------------------------------------------------
 
 
+def startup_budget_s(probe: dict[str, Any]) -> int:
+    """How long a startup probe lets a container take before the kubelet kills it."""
+    return int(probe.get("initialDelaySeconds", 0)) + int(probe.get("periodSeconds", 10)) * int(
+        probe.get("failureThreshold", 3)
+    )
+
+
 def test_worker_probes_health_and_readiness_on_the_web_port() -> None:
-    deployment = manifest("Deployment", "grounding-worker")
-    (worker,) = containers(deployment)
+    workload = manifest(*WORKER)
+    (worker,) = containers(workload)
     port = int(settings_env()["GW_WEB_PORT"])
     ports = {p["name"]: p["containerPort"] for p in worker["ports"]}
     assert ports == {"http": port}
     assert worker["livenessProbe"]["httpGet"] == {"path": "/health", "port": "http"}
     assert worker["startupProbe"]["httpGet"] == {"path": "/health", "port": "http"}
     assert worker["readinessProbe"]["httpGet"] == {"path": "/ready", "port": "http"}
-    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+    annotations = workload["spec"]["template"]["metadata"]["annotations"]
     assert annotations["prometheus.io/port"] == str(port)
     assert annotations["prometheus.io/path"] == "/metrics"
 
 
-def test_worker_replaces_pods_without_surge() -> None:
-    """A surge pod would find every partition taken at full scale and never turn ready."""
-    spec = manifest("Deployment", "grounding-worker")["spec"]
-    assert spec["strategy"]["rollingUpdate"] == {"maxSurge": 0, "maxUnavailable": 1}
+def test_ledger_sink_serves_health_and_metrics_on_the_web_port() -> None:
+    """worker/metrics_server.py: /metrics and /health, no /ready (so no readiness probe)."""
+    workload = manifest(*SINK)
+    (sink,) = containers(workload)
+    port = int(settings_env()["GW_WEB_PORT"])
+    assert {p["name"]: p["containerPort"] for p in sink["ports"]} == {"http": port}
+    assert sink["livenessProbe"]["httpGet"] == {"path": "/health", "port": "http"}
+    assert sink["startupProbe"]["httpGet"] == {"path": "/health", "port": "http"}
+    assert "readinessProbe" not in sink
+    annotations = workload["spec"]["template"]["metadata"]["annotations"]
+    assert annotations == {
+        "prometheus.io/scrape": "true",
+        "prometheus.io/port": str(port),
+        "prometheus.io/path": "/metrics",
+    }
+
+
+@pytest.mark.parametrize("workload", [WORKER, SINK])
+def test_the_startup_probe_outlasts_the_wait_for_kafka(workload: tuple[str, str]) -> None:
+    """At start `run` and `ledger-sink` wait up to GW_STARTUP_TIMEOUT_S for Kafka, then exit 3:
+    that exit (and Kubernetes' back-off) must come before a startup-probe kill, whatever /health
+    does meanwhile."""
+    (container,) = containers(manifest(*workload))
+    timeout = float(settings_env().get("GW_STARTUP_TIMEOUT_S", 0)) or float(
+        Settings.model_fields["startup_timeout_s"].default
+    )
+    assert startup_budget_s(container["startupProbe"]) >= timeout + 30
+
+
+def test_worker_rolls_one_pod_at_a_time_without_surge() -> None:
+    """A StatefulSet replaces each pod after stopping it: no surge pod, which would find every
+    partition taken at full scale and never turn ready."""
+    spec = manifest(*WORKER)["spec"]
+    assert spec["updateStrategy"]["type"] == "RollingUpdate"
+    rolling = spec["updateStrategy"].get("rollingUpdate", {})
+    assert rolling.get("partition", 0) == 0
+    assert rolling.get("maxUnavailable", 1) == 1
+    assert spec["podManagementPolicy"] == "Parallel"  # scaling only; updates still go one by one
+    assert spec["minReadySeconds"] > 0
     assert "replicas" not in spec, "KEDA owns the worker's replica count"
 
 
+def test_worker_keeps_its_turn_table_on_a_volume_per_pod() -> None:
+    spec = manifest(*WORKER)["spec"]
+    (claim,) = spec["volumeClaimTemplates"]
+    assert claim["metadata"]["name"] == "data"
+    assert claim["spec"]["accessModes"] == ["ReadWriteOnce"]
+    assert mebibytes(claim["spec"]["resources"]["requests"]["storage"]) >= 10 * 1024
+    assert "storageClassName" not in claim["spec"], "the cluster's default class"
+    pod = spec["template"]["spec"]
+    assert "data" not in {v["name"] for v in pod["volumes"]}, "a pod volume would shadow the claim"
+    (worker,) = containers(manifest(*WORKER))
+    mounts = {m["name"]: m["mountPath"] for m in worker["volumeMounts"]}
+    assert mounts["data"] == settings_env()["GW_DATA_DIR"]
+    assert pod["securityContext"]["fsGroup"] == pod["securityContext"]["runAsGroup"]
+    assert spec["persistentVolumeClaimRetentionPolicy"] == {
+        "whenScaled": "Delete",
+        "whenDeleted": "Retain",
+    }
+
+
+def test_the_worker_statefulset_names_a_headless_service_of_its_pods() -> None:
+    spec = manifest(*WORKER)["spec"]
+    service = manifest("Service", spec["serviceName"])["spec"]
+    assert service["clusterIP"] == "None"
+    labels = spec["template"]["metadata"]["labels"]
+    assert service["selector"].items() <= labels.items()
+    assert spec["selector"]["matchLabels"].items() <= labels.items()
+    sink_labels = manifest(*SINK)["spec"]["template"]["metadata"]["labels"]
+    assert not service["selector"].items() <= sink_labels.items()
+    (port,) = service["ports"]
+    assert port["targetPort"] == "http"
+    assert port["port"] == int(settings_env()["GW_WEB_PORT"])
+
+
 def test_ledger_sink_runs_apart_and_the_worker_without_it() -> None:
-    (worker,) = containers(manifest("Deployment", "grounding-worker"))
+    (worker,) = containers(manifest(*WORKER))
     assert {"name": "GW_RUN_LEDGER_SINK", "value": "false"} in worker["env"]
-    (sink,) = containers(manifest("Deployment", "grounding-ledger-sink"))
+    (sink,) = containers(manifest(*SINK))
     assert sink["args"] == ["ledger-sink"]
     assert "GW_RUN_LEDGER_SINK" not in {e["name"] for e in sink.get("env", ())}
 
@@ -191,8 +277,8 @@ def test_ledger_sink_runs_apart_and_the_worker_without_it() -> None:
 @pytest.mark.parametrize(
     ("kind", "name", "args"),
     [
-        ("Deployment", "grounding-worker", ["run"]),
-        ("Deployment", "grounding-ledger-sink", ["ledger-sink"]),
+        (*WORKER, ["run"]),
+        (*SINK, ["ledger-sink"]),
         ("Job", "grounding-migrate", ["migrate"]),
         ("Job", "grounding-topics-create", ["topics", "create"]),
     ],
@@ -208,7 +294,7 @@ def test_every_container_runs_a_real_cli_command(kind: str, name: str, args: lis
 
 def test_every_container_has_requests_and_limits() -> None:
     for name, doc in manifests():
-        if doc["kind"] not in ("Deployment", "Job"):
+        if doc["kind"] not in WORKLOADS:
             continue
         for c in containers(doc):
             res = c["resources"]
@@ -222,7 +308,7 @@ def mebibytes(quantity: str) -> float:
 
 
 def test_worker_memory_is_sized_from_the_measured_peak() -> None:
-    (worker,) = containers(manifest("Deployment", "grounding-worker"))
+    (worker,) = containers(manifest(*WORKER))
     request = mebibytes(worker["resources"]["requests"]["memory"])
     limit = mebibytes(worker["resources"]["limits"]["memory"])
     assert request >= PEAK_RSS_MIB * 1.5
@@ -239,7 +325,7 @@ def test_every_pod_runs_as_the_image_user_read_only_without_privileges() -> None
     dockerfile = (ROOT / "deploy" / "Dockerfile").read_text(encoding="utf-8")
     (user,) = re.findall(r"^USER (\d+):(\d+)$", dockerfile, re.MULTILINE)
     for name, doc in manifests():
-        if doc["kind"] not in ("Deployment", "Job"):
+        if doc["kind"] not in WORKLOADS:
             continue
         pod, ctrs = pod_security(doc)
         assert pod["runAsNonRoot"] is True, name
@@ -254,15 +340,17 @@ def test_every_pod_runs_as_the_image_user_read_only_without_privileges() -> None
 
 
 def test_worker_writes_only_to_its_volumes_and_reads_the_mounted_policy_book() -> None:
-    deployment = manifest("Deployment", "grounding-worker")
-    (worker,) = containers(deployment)
+    workload = manifest(*WORKER)
+    (worker,) = containers(workload)
     mounts = {m["mountPath"]: m for m in worker["volumeMounts"]}
     settings = settings_env()
     assert settings["GW_DATA_DIR"] in mounts
     assert not mounts[settings["GW_DATA_DIR"]].get("readOnly")
     policy_dir, _, policy_key = settings["GW_POLICY_FILE"].rpartition("/")
     assert mounts[policy_dir]["readOnly"] is True
-    volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
+    volumes = {v["name"]: v for v in workload["spec"]["template"]["spec"]["volumes"]}
+    claims = {c["metadata"]["name"] for c in workload["spec"]["volumeClaimTemplates"]}
+    assert {m["name"] for m in worker["volumeMounts"]} <= set(volumes) | claims
     assert volumes[mounts[policy_dir]["name"]]["configMap"]["name"] == "grounding-worker-policy"
     generators = {g["name"]: g for g in kustomization()["configMapGenerator"]}
     assert generators["grounding-worker-policy"]["files"] == [policy_key]
@@ -275,7 +363,7 @@ def test_the_policy_book_is_valid() -> None:
 
 def test_every_workload_reads_the_settings_configmap() -> None:
     for name, doc in manifests():
-        if doc["kind"] in ("Deployment", "Job"):
+        if doc["kind"] in WORKLOADS:
             for c in containers(doc):
                 refs = [e["configMapRef"]["name"] for e in c["envFrom"]]
                 assert refs == ["grounding-worker-settings"], name
@@ -291,8 +379,8 @@ def test_keda_scales_the_worker_up_to_the_partition_count_and_never_to_zero() ->
     assert 1 <= scaled["minReplicaCount"] <= scaled["maxReplicaCount"]
     assert scaled["scaleTargetRef"] == {
         "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "name": "grounding-worker",
+        "kind": WORKER[0],
+        "name": WORKER[1],
     }
 
 
@@ -304,7 +392,7 @@ def test_keda_reads_lag_of_the_drafts_topic_for_the_worker_group() -> None:
     assert all(isinstance(v, str) for v in meta.values())
     # The *FromEnv names are resolved in the worker container's environment.
     env = dict(settings_env())
-    (worker,) = containers(manifest("Deployment", "grounding-worker"))
+    (worker,) = containers(manifest(*WORKER))
     env |= {e["name"]: e.get("value", "") for e in worker.get("env", ())}
     assert meta["consumerGroupFromEnv"] == "GW_APP_ID"
     assert meta["topicFromEnv"] == "GW_TOPICS__DRAFTS"
@@ -319,12 +407,8 @@ def test_keda_reads_lag_of_the_drafts_topic_for_the_worker_group() -> None:
 
 def test_pdb_covers_exactly_the_worker_pods() -> None:
     pdb = manifest("PodDisruptionBudget", "grounding-worker")["spec"]
-    worker_labels = manifest("Deployment", "grounding-worker")["spec"]["template"]["metadata"][
-        "labels"
-    ]
-    sink_labels = manifest("Deployment", "grounding-ledger-sink")["spec"]["template"]["metadata"][
-        "labels"
-    ]
+    worker_labels = manifest(*WORKER)["spec"]["template"]["metadata"]["labels"]
+    sink_labels = manifest(*SINK)["spec"]["template"]["metadata"]["labels"]
     selector = pdb["selector"]["matchLabels"]
     assert selector.items() <= worker_labels.items()
     assert not selector.items() <= sink_labels.items()
@@ -336,9 +420,9 @@ def test_network_policy_admits_only_the_web_port_of_worker_pods() -> None:
     policy = manifest("NetworkPolicy", "grounding-worker")["spec"]
     assert policy["policyTypes"] == ["Ingress"]
     selector = policy["podSelector"]["matchLabels"]
-    for name in ("grounding-worker", "grounding-ledger-sink"):
-        labels = manifest("Deployment", name)["spec"]["template"]["metadata"]["labels"]
-        assert selector.items() <= labels.items(), name
+    for workload in (WORKER, SINK):
+        labels = manifest(*workload)["spec"]["template"]["metadata"]["labels"]
+        assert selector.items() <= labels.items(), workload
     (rule,) = policy["ingress"]
     assert rule["ports"] == [{"protocol": "TCP", "port": int(settings_env()["GW_WEB_PORT"])}]
     assert [set(peer) for peer in rule["from"]] == [{"namespaceSelector"}]
