@@ -292,7 +292,8 @@ def check(  # noqa: PLR0917 - one parameter per documented option
     draft: Annotated[
         Path,
         typer.Argument(
-            help="A draft envelope file, - for stdin (with --tenant/--user: a bare output)."
+            help="A draft envelope file, - for stdin (with --tenant/--user: a bare output); "
+            "a directory (each *.json file) or a .jsonl file (each line) checks a batch."
         ),
     ],
     evidence: Annotated[
@@ -326,10 +327,12 @@ def check(  # noqa: PLR0917 - one parameter per documented option
     ] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Print the worker's verdict on one draft (see docs/tools.md).
+    """Print the worker's verdict on one draft, or a table of verdicts on a batch (see
+    docs/tools.md).
 
     Exit codes: 0 grounded; 1 regenerate or could-not-ground; 2 unusable input (unreadable
-    file, dead-letter class, bad options); 3 evidence stores unavailable.
+    file, dead-letter class, bad options); 3 evidence stores unavailable. A batch exits 2 if any
+    draft is unusable, else 1 if any is not grounded, else 0.
     """
     from worker.tools.check_cli import run_check
 
