@@ -14,6 +14,8 @@ from typing import Annotated
 import typer
 
 from worker import __version__
+from worker.core.contract import ErrorClass
+from worker.core.output_schemas import DraftKind
 from worker.settings import Settings, SettingsInvalidError, load_settings
 
 #: Exit code of a usage error, a bad setting included (as ``replay`` and ``check`` use it).
@@ -192,8 +194,10 @@ def seed_demo() -> None:
 
 
 # The options of `replay`, one alias each, so the command reads as a list of its options.
+# Choices (the enums' values): `--help` lists them, and any other value is a usage error (exit 2).
 _ErrorClassOpt = Annotated[
-    list[str] | None, typer.Option("--error-class", help="Only this dlq.error.class (repeatable).")
+    list[ErrorClass] | None,
+    typer.Option("--error-class", help="Only this dlq.error.class (repeatable)."),
 ]
 _TenantOpt = Annotated[
     list[str] | None,
@@ -261,11 +265,10 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
     """
     from datetime import UTC, datetime
 
-    from worker.core.contract import ErrorClass
     from worker.tools.replay_cli import ReplayArgs, run_replay_command
 
     args = ReplayArgs(
-        error_classes=error_class or (),
+        error_classes=[c.value for c in error_class or ()],
         tenants=tenant or (),
         partitions=partition or (),
         from_offset=from_offset,
@@ -308,7 +311,9 @@ def check(  # noqa: PLR0917 - one parameter per documented option
     group: Annotated[
         list[str] | None, typer.Option(help="Bare output: a group of the reader (repeatable).")
     ] = None,
-    kind: Annotated[str, typer.Option(help="Bare output: answer, proposal or report.")] = "answer",
+    kind: Annotated[DraftKind, typer.Option(help="Bare output: the kind of output.")] = (
+        DraftKind.ANSWER
+    ),
     attempt: Annotated[
         int | None, typer.Option(help="Evaluate as this attempt (default: the envelope's).", min=0)
     ] = None,
@@ -344,7 +349,7 @@ def check(  # noqa: PLR0917 - one parameter per documented option
             tenant=tenant,
             user=user,
             groups=tuple(group or ()),
-            kind=kind,
+            kind=kind.value,
             attempt=attempt,
             after_regeneration=after_regeneration,
             policy=policy,
