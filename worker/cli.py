@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -153,22 +154,35 @@ def migrate() -> None:
         migrate_all(settings)
 
 
+class TopicsAction(StrEnum):
+    """What ``topics`` does."""
+
+    CREATE = "create"
+    LIST = "list"
+    CHECK = "check"
+
+
 @app.command()
 def topics(
     action: Annotated[
-        str, typer.Argument(help="`create` (idempotent), `list`, or `check` (exit 1 on drift).")
-    ] = "create",
+        TopicsAction,
+        typer.Argument(help="`create` (idempotent), `list`, or `check` (exit 1 on drift)."),
+    ] = TopicsAction.CREATE,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the topics or the findings as JSON.")
+    ] = False,
 ) -> None:
     """Create the declared Kafka topics (idempotent), list them, or check them for drift.
 
     `check` compares partitions, replication factor and every declared config with the broker's
-    and exits 1 when anything differs or is missing.
+    and exits 1 when anything differs or is missing. `--json`: `list` gives each topic's
+    partitions, replication factor and configs; `check` each finding and an `ok` flag.
     """
     from worker.kafka.topics_admin import topics_command
 
     settings = _kafka_settings("topics")
     with _lost("topics"):
-        code = topics_command(settings, action)
+        code = topics_command(settings, action.value, json_output=json_output)
     raise typer.Exit(code)
 
 

@@ -86,6 +86,14 @@ def test_replay_help_lists_every_dead_letter_class(plain_help: CliRunner) -> Non
     ) in result.stdout.splitlines()
 
 
+def test_topics_help_lists_its_actions(plain_help: CliRunner) -> None:
+    result = plain_help.invoke(app, ["topics", "--help"])
+    assert result.exit_code == 0
+    assert "  action <create|list|check>  `create` (idempotent), `list`, or `check` (exit 1" in (
+        result.stdout.splitlines()
+    )
+
+
 def test_check_help_lists_every_kind(plain_help: CliRunner) -> None:
     result = plain_help.invoke(app, ["check", "--help"])
     assert result.exit_code == 0
@@ -105,6 +113,11 @@ def test_check_help_lists_every_kind(plain_help: CliRunner) -> None:
             "Error: Invalid value for '--error-class': Value error, 'oops' is not one of"
             " 'malformed_envelope', 'unsupported_schema_version', 'oversized',"
             " 'identity_mismatch', 'infra_unavailable', 'internal_error'.",
+        ),
+        (
+            ["topics", "nope", "--json"],
+            "Error: Invalid value for 'action': Value error, 'nope' is not one of 'create',"
+            " 'list', 'check'.",
         ),
         (
             ["check", "--tenant", "acme", "--user", "u-ana", "--kind", "memo", "draft.json"],
