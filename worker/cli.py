@@ -174,9 +174,11 @@ def topics(
 ) -> None:
     """Create the declared Kafka topics (idempotent), list them, or check them for drift.
 
-    `check` compares partitions, replication factor and every declared config with the broker's
-    and exits 1 when anything differs or is missing. `--json`: `list` gives each topic's
-    partitions, replication factor and configs; `check` each finding and an `ok` flag.
+    `check` compares partitions, replication factor and every declared config
+    with the broker's and exits 1 when anything differs or is missing.
+
+    `--json`: `list` gives each topic's partitions, replication factor and
+    configs; `check` each finding and an `ok` flag.
     """
     from worker.kafka.topics_admin import topics_command
 
@@ -346,12 +348,13 @@ def check(  # noqa: PLR0917 - one parameter per documented option
     ] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Print the worker's verdict on one draft, or a table of verdicts on a batch (see
-    docs/tools.md).
+    """Print the worker's verdict on one draft, or a table of verdicts on a batch.
 
-    Exit codes: 0 grounded; 1 regenerate or could-not-ground; 2 unusable input (unreadable
-    file, dead-letter class, bad options); 3 evidence stores unavailable. A batch exits 2 if any
-    draft is unusable, else 1 if any is not grounded, else 0.
+    See docs/tools.md. Exit codes: 0 grounded; 1 regenerate or could-not-ground;
+    2 unusable input (unreadable file, dead-letter class, bad options);
+    3 evidence stores unavailable.
+
+    A batch exits 2 if any draft is unusable, else 1 if any is not grounded, else 0.
     """
     from worker.tools.check_cli import run_check
 
