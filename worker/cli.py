@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from worker import __version__
+from worker.core.contract import ErrorClass
+from worker.core.output_schemas import DraftKind
 from worker.settings import Settings, SettingsInvalidError, load_settings
 
 #: Exit code of a usage error, a bad setting included (as ``replay`` and ``check`` use it).
@@ -151,22 +154,37 @@ def migrate() -> None:
         migrate_all(settings)
 
 
+class TopicsAction(StrEnum):
+    """What ``topics`` does."""
+
+    CREATE = "create"
+    LIST = "list"
+    CHECK = "check"
+
+
 @app.command()
 def topics(
     action: Annotated[
-        str, typer.Argument(help="`create` (idempotent), `list`, or `check` (exit 1 on drift).")
-    ] = "create",
+        TopicsAction,
+        typer.Argument(help="`create` (idempotent), `list`, or `check` (exit 1 on drift)."),
+    ] = TopicsAction.CREATE,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the topics or the findings as JSON.")
+    ] = False,
 ) -> None:
     """Create the declared Kafka topics (idempotent), list them, or check them for drift.
 
-    `check` compares partitions, replication factor and every declared config with the broker's
-    and exits 1 when anything differs or is missing.
+    `check` compares partitions, replication factor and every declared config
+    with the broker's and exits 1 when anything differs or is missing.
+
+    `--json`: `list` gives each topic's partitions, replication factor and
+    configs; `check` each finding and an `ok` flag.
     """
     from worker.kafka.topics_admin import topics_command
 
     settings = _kafka_settings("topics")
     with _lost("topics"):
-        code = topics_command(settings, action)
+        code = topics_command(settings, action.value, json_output=json_output)
     raise typer.Exit(code)
 
 
@@ -192,8 +210,10 @@ def seed_demo() -> None:
 
 
 # The options of `replay`, one alias each, so the command reads as a list of its options.
+# Choices (the enums' values): `--help` lists them, and any other value is a usage error (exit 2).
 _ErrorClassOpt = Annotated[
-    list[str] | None, typer.Option("--error-class", help="Only this dlq.error.class (repeatable).")
+    list[ErrorClass] | None,
+    typer.Option("--error-class", help="Only this dlq.error.class (repeatable)."),
 ]
 _TenantOpt = Annotated[
     list[str] | None,
@@ -261,11 +281,10 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
     """
     from datetime import UTC, datetime
 
-    from worker.core.contract import ErrorClass
     from worker.tools.replay_cli import ReplayArgs, run_replay_command
 
     args = ReplayArgs(
-        error_classes=error_class or (),
+        error_classes=[c.value for c in error_class or ()],
         tenants=tenant or (),
         partitions=partition or (),
         from_offset=from_offset,
@@ -292,7 +311,8 @@ def check(  # noqa: PLR0917 - one parameter per documented option
     draft: Annotated[
         Path,
         typer.Argument(
-            help="A draft envelope file, - for stdin (with --tenant/--user: a bare output)."
+            help="A draft envelope file, - for stdin (with --tenant/--user: a bare output); "
+            "a directory (each *.json file) or a .jsonl file (each line) checks a batch."
         ),
     ],
     evidence: Annotated[
@@ -307,7 +327,9 @@ def check(  # noqa: PLR0917 - one parameter per documented option
     group: Annotated[
         list[str] | None, typer.Option(help="Bare output: a group of the reader (repeatable).")
     ] = None,
-    kind: Annotated[str, typer.Option(help="Bare output: answer, proposal or report.")] = "answer",
+    kind: Annotated[DraftKind, typer.Option(help="Bare output: the kind of output.")] = (
+        DraftKind.ANSWER
+    ),
     attempt: Annotated[
         int | None, typer.Option(help="Evaluate as this attempt (default: the envelope's).", min=0)
     ] = None,
@@ -326,10 +348,13 @@ def check(  # noqa: PLR0917 - one parameter per documented option
     ] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Print the worker's verdict on one draft (see docs/tools.md).
+    """Print the worker's verdict on one draft, or a table of verdicts on a batch.
 
-    Exit codes: 0 grounded; 1 regenerate or could-not-ground; 2 unusable input (unreadable
-    file, dead-letter class, bad options); 3 evidence stores unavailable.
+    See docs/tools.md. Exit codes: 0 grounded; 1 regenerate or could-not-ground;
+    2 unusable input (unreadable file, dead-letter class, bad options);
+    3 evidence stores unavailable.
+
+    A batch exits 2 if any draft is unusable, else 1 if any is not grounded, else 0.
     """
     from worker.tools.check_cli import run_check
 
@@ -341,7 +366,7 @@ def check(  # noqa: PLR0917 - one parameter per documented option
             tenant=tenant,
             user=user,
             groups=tuple(group or ()),
-            kind=kind,
+            kind=kind.value,
             attempt=attempt,
             after_regeneration=after_regeneration,
             policy=policy,

@@ -8,7 +8,7 @@ reader; where to resume is the replay log's business (``worker.tools.replay_log`
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -67,20 +67,27 @@ async def read_to_end(
     start: Mapping[int, int] | None = None,
     stop: Mapping[int, int] | None = None,
     stall_timeout_s: float,
+    on_total: Callable[[int], None] | None = None,
 ) -> AsyncIterator[Any]:
     """Yield the records of ``partitions`` in offset order per partition, from ``start`` (else
     the beginning) up to the end offsets captured now (or ``stop``, exclusive, if lower).
+
+    ``on_total``, once those offsets are known and before the first record, gets how many
+    offsets lie between them: the records to come (fewer only where the log has gaps).
 
     Raises ``BrokerUnavailable`` when no record arrives for ``stall_timeout_s`` while some
     partition is still short of its end.
     """
     tps = [TopicPartition(topic, p) for p in partitions]
     if not tps:
+        if on_total is not None:
+            on_total(0)
         return
     consumer.assign(tps)
     ends = await consumer.end_offsets(tps)
     firsts = await consumer.beginning_offsets(tps)
     bound: dict[TopicPartition, int] = {}
+    total = 0
     for tp in tps:
         end = ends[tp]
         if stop is not None and tp.partition in stop:
@@ -89,6 +96,9 @@ async def read_to_end(
         if begin < end:
             consumer.seek(tp, begin)
             bound[tp] = end
+            total += end - begin
+    if on_total is not None:
+        on_total(total)
     last_progress = time.monotonic()
     while bound:
         batches = await consumer.getmany(*bound, timeout_ms=500)
