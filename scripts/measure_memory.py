@@ -39,15 +39,21 @@ def vm_hwm_mib(pid: int) -> float:
     raise RuntimeError(f"no VmHWM for pid {pid}")
 
 
-async def measure(count: int, size_kib: int, workdir: Path) -> str:
+async def measure(
+    count: int,
+    size_kib: int,
+    workdir: Path,
+    partitions: int = 1,
+    settings: dict[str, str] | None = None,
+) -> str:
     env = os.environ
     worker = WorkerProcess(
         env["KAFKA_BOOTSTRAP_SERVERS"],
         env["POSTGRES_DSN"],
         env["MONGO_URL"],
         workdir,
-        partitions=1,
-        env={"GW_RUN_LEDGER_SINK": "false"},
+        partitions=partitions,
+        env={"GW_RUN_LEDGER_SINK": "false", **(settings or {})},
     )
     await create_topics(worker.settings())
     body = SENTENCE * (size_kib * 1024 // len(SENTENCE))
@@ -69,7 +75,8 @@ async def measure(count: int, size_kib: int, workdir: Path) -> str:
         finally:
             await worker.stop()
     return (
-        f"drafts={count} size_kib={len(body) / 1024:.0f} rss_at_start_mib={at_start:.0f} "
+        f"drafts={count} size_kib={len(body) / 1024:.0f} partitions={partitions} "
+        f"rss_at_start_mib={at_start:.0f} "
         f"peak_rss_mib={peak:.0f} seconds={took:.1f}"
     )
 
@@ -78,12 +85,26 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("count", type=int, help="drafts to preload")
     parser.add_argument("size_kib", type=int, help="size of each draft's answer, KiB")
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        default=1,
+        help="partitions of every topic, all owned by the one worker",
+    )
+    parser.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="GW_NAME=VALUE",
+        help="a worker setting (repeatable), e.g. GW_ROCKSDB_BLOCK_CACHE_MIB=2048",
+    )
     args = parser.parse_args()
     for name in ("KAFKA_BOOTSTRAP_SERVERS", "POSTGRES_DSN", "MONGO_URL"):
         if not os.environ.get(name):
             parser.error(f'{name} is not set: eval "$(scripts/services env)" first')
     with tempfile.TemporaryDirectory(prefix="measure-memory-") as tmp:
-        print(asyncio.run(measure(args.count, args.size_kib, Path(tmp))))
+        settings = dict(s.split("=", 1) for s in args.setting)
+        print(asyncio.run(measure(args.count, args.size_kib, Path(tmp), args.partitions, settings)))
     return 0
 
 

@@ -268,6 +268,17 @@ class Settings(BaseSettings):
         description="where the turn table lives: `rocksdb` (on disk; a restart reads only the "
         "changelog written since) or `memory` (a restart replays the whole changelog)",
     )
+    rocksdb_write_buffer_mib: int = Field(
+        default=8,
+        ge=1,
+        description="RocksDB memtable size of each turn-table partition (two per partition, "
+        "active and standby partitions alike); Faust's default is 64 MiB x 3",
+    )
+    rocksdb_block_cache_mib: int = Field(
+        default=16,
+        ge=1,
+        description="RocksDB block cache of each turn-table partition; Faust's default is 2 GiB",
+    )
     table_standby_replicas: int = Field(
         default=0,
         ge=0,

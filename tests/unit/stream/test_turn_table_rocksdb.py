@@ -19,6 +19,8 @@ import pytest
 from faust.streams import _current_event
 
 from worker.core.turns import TurnPhase, TurnState
+from worker.settings import Settings
+from worker.stream.app import rocksdb_options
 from worker.stream.turn_table import FaustTurnStore, _PartitionedData
 
 
@@ -117,3 +119,22 @@ def test_a_batchs_writes_read_back_at_once_and_reach_rocksdb_with_its_changelog(
     assert turns.get("turn-d") is None
     assert dbs[1].get(b"turn-d") is None
     assert turns.get("turn-c") is not None
+
+
+def test_the_worker_sizes_each_partitions_rocksdb_from_its_settings(tmp_path: Path) -> None:
+    """Faust's defaults (3 x 64 MiB memtables and a 2 GiB cache per partition) would let 12
+    partitions and their standbys outgrow the pod's memory limit; the settings replace them."""
+    settings = Settings(rocksdb_write_buffer_mib=8, rocksdb_block_cache_mib=16)
+    app = faust.App("t-rocks-size", store="rocksdb://", datadir=str(tmp_path), autodiscover=False)
+    table = app.Table(
+        "turns",
+        default=None,
+        key_type=bytes,
+        value_type=bytes,
+        partitions=2,
+        options=rocksdb_options(settings),
+    )
+    sized = table.data.rocksdb_options
+    mib = 1024 * 1024
+    assert (sized.write_buffer_size, sized.max_write_buffer_number) == (8 * mib, 2)
+    assert sized.block_cache_size == 16 * mib
