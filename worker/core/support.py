@@ -235,9 +235,12 @@ def _decimal_key(text: str, exponent: int = 0) -> str | None:
     return f"n:{value:f}"
 
 
-def _read(text: str, stems: dict[str, str], *, unit: bool) -> _Read:
+def _read(text: str, stems: dict[str, str], *, unit: bool, numbers_later: bool = False) -> _Read:
     """Numbers and content words of ``text`` (tokens removed); linear in ``text``: C-level scans
-    but a step per number found and per distinct word (``stems``: the batch's memo of stems)."""
+    but a step per number found and per distinct word (``stems``: the batch's memo of stems).
+
+    ``numbers_later`` (a source): its number values are not read, only its spellings; the
+    index reads them (:meth:`SourceIndex.with_numbers`) once some unit needs them."""
     if "[" in text:
         text = _TOKEN_RE.sub(" ", text)
     if not text.isascii():
@@ -253,7 +256,9 @@ def _read(text: str, stems: dict[str, str], *, unit: bool) -> _Read:
     if _DIGIT_RE.search(text) is not None:
         spellings = frozenset(_SPELLING_RE.findall(text))
         months = not raw.isdisjoint(_MONTHS)
-        if unit and not months and raw.isdisjoint(_MAGNITUDES) and not _SUFFIXED_RE.search(text):
+        if numbers_later or (
+            unit and not months and raw.isdisjoint(_MAGNITUDES) and not _SUFFIXED_RE.search(text)
+        ):
             pending = text  # plain numbers: read only if one is spelled in no source
         else:
             _read_numbers(text, unit, months, numbers, bare, scaled_bare)
@@ -400,18 +405,33 @@ class SourceIndex:
     many drafts); the caller makes one per batch and drops it after. Never process-wide: a cache
     across batches would make a benchmark of repeated drafts measure less than the worker pays."""
 
-    __slots__ = ("_read", "stems")
+    __slots__ = ("_numbers", "_read", "stems")
 
     def __init__(self) -> None:
         self._read: dict[str, _Read] = {}
+        #: Sources whose number values were read too (a unit needed them).
+        self._numbers: dict[str, _Read] = {}
         #: Word -> stem, for every word read with this index (units' words too).
         self.stems: dict[str, str] = {}
 
     def read(self, text: str) -> _Read:
-        """The source ``text`` read (once per index)."""
-        found = self._read.get(text)
+        """The source ``text`` read (once per index): its words, negation and number spellings;
+        its number values only if already read (:meth:`with_numbers`)."""
+        found = self._numbers.get(text) or self._read.get(text)
         if found is None:
-            found = self._read[text] = _read(text, self.stems, unit=False)
+            found = self._read[text] = _read(text, self.stems, unit=False, numbers_later=True)
+        return found
+
+    def with_numbers(self, text: str) -> _Read:
+        """The source ``text`` read with its number values (once per index)."""
+        found = self._numbers.get(text)
+        if found is None:
+            lazy = self._read.get(text)
+            if lazy is not None and lazy.pending is None:  # no digits: nothing more to read
+                found = lazy
+            else:
+                found = _read(text, self.stems, unit=False)
+            self._numbers[text] = found
         return found
 
 
@@ -444,9 +464,12 @@ def check_support(
             missing_numbers: tuple[str, ...] = ()
         else:
             _read_numbers(unit.pending, True, False, unit.numbers, set(), unit.scaled_bare)
-            missing_numbers = _missing_numbers(unit, read)
+            valued = [index.with_numbers(s.text) for s in texts]
+            missing_numbers = _missing_numbers(unit, valued)
+    elif unit.numbers:
+        missing_numbers = _missing_numbers(unit, [index.with_numbers(s.text) for s in texts])
     else:
-        missing_numbers = _missing_numbers(unit, read) if unit.numbers else ()
+        missing_numbers = ()
     total = len(unit.words)
     best_ref, best = texts[0].ref, -1
     found: set[str] = set()
