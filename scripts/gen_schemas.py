@@ -35,8 +35,8 @@ from worker.core.outputs import AnalystAnswer, Proposal, ReportDraft  # noqa: E4
 from worker.core.policy import PolicyBook  # noqa: E402
 
 #: The messages the worker publishes. Their schemas are open (no ``additionalProperties:
-#: false`` anywhere in them): docs/contract.md §1 says consumers ignore fields they do not know, so a
-#: later version may add fields without breaking a consumer that validates.
+#: false`` anywhere in them): docs/contract.md §1 says consumers ignore fields they do not
+#: know, so a later version may add fields without breaking a consumer that validates.
 OUTPUT_MESSAGES = ("grounded_answer", "regenerate_request", "could_not_ground", "ledger_batch")
 #: The field of an output message that carries the agent output, typed by the message's ``kind``.
 OUTPUT_FIELD = {"grounded_answer": "output", "regenerate_request": "previous_output"}

@@ -226,9 +226,10 @@ def build() -> dict[str, str]:
         "info": {
             "title": "grounding-worker",
             "version": __version__,
-            "description": "Topics the grounding worker reads and writes (see docs/contract.md §1). "
-            "Operations are from the worker's point of view. Consumers must ignore fields and "
-            "headers they do not know. Names, partitions and sizes are the defaults; production "
+            "description": "Topics the grounding worker reads and writes "
+            "(see docs/contract.md §1). Operations are from the worker's point of view. "
+            "Consumers must ignore fields and headers they do not know. Names, partitions and "
+            "sizes are the defaults; production "
             "runs with GW_TOPIC_REPLICATION_FACTOR=3 and GW_TOPIC_MIN_INSYNC_REPLICAS=2.",
             "license": {"name": "Apache-2.0", "url": "https://www.apache.org/licenses/LICENSE-2.0"},
         },

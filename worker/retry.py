@@ -7,12 +7,12 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from worker.faults import RetriableFault
+from worker.faults import GaveUpFault, RetriableFault
 
 T = TypeVar("T")
 
 
-class RetryBudgetExhaustedError(Exception):
+class RetryBudgetExhaustedError(GaveUpFault):
     """A retriable fault outlived the configured budget; the caller dead-letters the draft."""
 
     def __init__(self, attempts: int, last: RetriableFault) -> None:

@@ -26,6 +26,8 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
+from worker.faults import UsageFault
+
 ENV_PREFIX = "GW_"
 NESTED_DELIMITER = "__"
 
@@ -373,7 +375,7 @@ class Settings(BaseSettings):
 # Loading, with an error an operator can act on
 
 
-class SettingsInvalidError(Exception):
+class SettingsInvalidError(UsageFault):
     """The environment holds a setting the worker cannot use; the message names the variable."""
 
 

@@ -32,6 +32,7 @@ from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from worker import __version__
+from worker.faults import UsageFault
 from worker.kafka.records import Headers, Incoming
 from worker.settings import Settings
 
@@ -39,7 +40,7 @@ TRACER_NAME = "grounding-worker"
 _PROPAGATOR = TraceContextTextMapPropagator()
 
 
-class SpansUnavailableError(Exception):
+class SpansUnavailableError(UsageFault):
     """``GW_OTEL_ENABLED`` is set but the SDK is not installed (the ``otel`` extra)."""
 
 

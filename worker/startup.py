@@ -27,7 +27,7 @@ import structlog
 from aiokafka.admin import AIOKafkaAdminClient
 from pymongo import AsyncMongoClient
 
-from worker.faults import GroundingFault
+from worker.faults import GaveUpFault
 from worker.kafka.access import KafkaAccessError, client_security, describe_refusal
 from worker.metrics_server import serve_waiting
 from worker.retry import backoff_delays
@@ -58,7 +58,7 @@ SETTING: dict[Service, str] = {
 log = structlog.get_logger("worker.startup")
 
 
-class DependencyUnreachableError(GroundingFault):
+class DependencyUnreachableError(GaveUpFault):
     """A service a command needs did not answer within ``GW_STARTUP_TIMEOUT_S``."""
 
     def __init__(self, service: Service, address: str, waited_s: float, reason: str) -> None:

@@ -95,11 +95,6 @@ def lookalike_paths(output: Mapping[str, Any]) -> list[str]:
     return [path for path, text in walk_strings(output) if lookalike_spans(text)]
 
 
-def has_lookalike(text: str) -> bool:
-    """Whether ``text`` holds a citation look-alike."""
-    return bool(lookalike_spans(text))
-
-
 def json_may_hold(text: bytes) -> bool:
     """Whether some string of an output's compact JSON ``text`` may hold a look-alike.
 

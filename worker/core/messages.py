@@ -37,7 +37,6 @@ from worker.core.failures import Failure, FailureCode
 from worker.core.outputs import DraftKind
 from worker.core.support import SupportLevel
 
-SCHEMA_VERSION = 1
 _T = TypeVar("_T")
 MAX_REASONS = 50
 

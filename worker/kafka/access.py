@@ -26,13 +26,14 @@ from aiokafka.errors import (
     UnsupportedSaslMechanismError,
 )
 
+from worker.faults import UsageFault
 from worker.settings import Settings
 
 SASL_SETTINGS = "GW_KAFKA_SASL_USERNAME / GW_KAFKA_SASL_PASSWORD"
 TLS_SETTINGS = "GW_KAFKA_SSL_CAFILE, GW_KAFKA_SSL_CHECK_HOSTNAME"
 
 
-class KafkaAccessError(Exception):
+class KafkaAccessError(UsageFault):
     """Kafka refused this client's credentials or TLS; the message names the settings to fix."""
 
 

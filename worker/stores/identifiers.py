@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 
+from worker.faults import UsageFault
+
 #: Lower-case, unqualified, at most 63 bytes (Postgres' NAMEDATALEN - 1). Upper case is refused
 #: because unquoted SQL folds it, so ``Observations`` would name a different table in psql.
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
-class InvalidIdentifierError(ValueError):
+class InvalidIdentifierError(UsageFault, ValueError):
     """A configured table or index name is not a plain lower-case SQL identifier."""
 
 

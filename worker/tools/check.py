@@ -25,7 +25,6 @@ Decisions:
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime
@@ -225,21 +224,6 @@ async def check(
         judgement,
         state="regenerating" if request.after_regeneration else "open",
         messages=messages,
-    )
-
-
-def check_sync(
-    request: CheckRequest,
-    evidence: EvidenceStore,
-    policies: PolicyBook,
-    now: datetime,
-    *,
-    max_bytes: int,
-    show_messages: bool = False,
-) -> dict[str, Any]:
-    """``check`` for a synchronous caller."""
-    return asyncio.run(
-        check(request, evidence, policies, now, max_bytes=max_bytes, show_messages=show_messages)
     )
 
 

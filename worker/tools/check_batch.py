@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from worker.core.contract import Outcome
+from worker.faults import UsageFault
 from worker.tools.check import EXIT_GROUNDED, EXIT_NOT_GROUNDED, EXIT_UNUSABLE
 
 #: The outcome of a file of a directory that could not be read.
@@ -42,7 +43,7 @@ OUTCOMES = (
 )
 
 
-class BatchInputError(Exception):
+class BatchInputError(UsageFault):
     """The batch itself cannot be read (exit 2)."""
 
 

@@ -17,7 +17,8 @@ from pydantic import ValidationError
 from worker.core.outputs import DraftKind
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
-from worker.faults import GroundingFault
+from worker.faults import GaveUpFault, GroundingFault
+from worker.faults import ToolUsageError as UsageError
 from worker.settings import Settings
 from worker.tools.check import (
     EXIT_STORES_DOWN,
@@ -39,10 +40,6 @@ from worker.tools.check_batch import (
     unreadable_report,
 )
 from worker.tools.evidence_fixture import load_fixture
-
-
-class UsageError(Exception):
-    """Options or input check cannot use (exit 2)."""
 
 
 def _bare(
@@ -133,7 +130,7 @@ class _DraftOptions(NamedTuple):
     after_regeneration: bool
 
 
-class BatchStoresDownError(Exception):
+class BatchStoresDownError(GaveUpFault):
     """The stores failed while checking the draft at ``source`` (exit 3)."""
 
     def __init__(self, source: str, fault: Exception) -> None:

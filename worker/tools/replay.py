@@ -27,7 +27,7 @@ import orjson
 from aiokafka.errors import KafkaError
 
 from worker import __version__
-from worker.faults import BrokerUnavailable
+from worker.faults import BrokerUnavailable, GaveUpFault
 from worker.kafka.batch import acked_producer, batch_consumer, partitions_of, read_to_end
 from worker.kafka.dlq import replay_count
 from worker.kafka.records import Incoming, from_consumer_record
@@ -66,7 +66,7 @@ class ReplayOptions(NamedTuple):
     json: bool = False
 
 
-class ReplayFailedError(Exception):
+class ReplayFailedError(GaveUpFault):
     """The run could not finish; what was acknowledged is logged."""
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import NamedTuple, TextIO
 
+from worker.faults import ToolUsageError as UsageError
 from worker.settings import Settings
 from worker.tools.replay import EXIT_USAGE, ReplayOptions, run_replay
 from worker.tools.replay_select import ReplayFilter, parse_time, validate_filter
@@ -30,21 +31,13 @@ class ReplayArgs(NamedTuple):
     json: bool = False
 
 
-class UsageError(Exception):
-    """Options ``replay`` cannot use (exit 2); one problem per entry of ``problems``."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
-
-
 def replay_filter(args: ReplayArgs, now: datetime, known_classes: Iterable[str]) -> ReplayFilter:
     """The selection the options ask for; :class:`UsageError` when it is unusable."""
     try:
         since_ms = None if args.since is None else parse_time(args.since, now)
         until_ms = None if args.until is None else parse_time(args.until, now)
     except ValueError as exc:
-        raise UsageError([str(exc)]) from None
+        raise UsageError(str(exc)) from None
     selection = ReplayFilter(
         error_classes=frozenset(args.error_classes),
         tenants=frozenset(args.tenants),
@@ -56,7 +49,7 @@ def replay_filter(args: ReplayArgs, now: datetime, known_classes: Iterable[str])
     )
     problems = validate_filter(selection, known_classes)
     if problems:
-        raise UsageError(problems)
+        raise UsageError(*problems)
     return selection
 
 

@@ -80,7 +80,8 @@ def test_example_validates_against_its_schema(example: str) -> None:
 
 @pytest.mark.parametrize("schema_file", OUTPUT_SCHEMAS)
 def test_output_schemas_are_open(schema_file: str) -> None:
-    """Consumers ignore unknown fields (docs/contract.md §1): a new field must not fail validation."""
+    """Consumers ignore unknown fields (docs/contract.md §1): a new field must not fail
+    validation."""
     text = (SCHEMAS / schema_file).read_text(encoding="utf-8")
     assert '"additionalProperties": false' not in text
     example = next(MESSAGES.glob(f"*.{GEN.SCHEMA_TOPIC[schema_file]}.json"))
