@@ -113,3 +113,21 @@ def loads_json(data: bytes) -> Any:
     if _has_lone_surrogate(value):
         raise ValueError("lone surrogate escape")
     return value
+
+
+def dumps_json(obj: Any, *, indent: bool = False, sort_keys: bool = False) -> str:
+    """``obj`` as JSON text for a person or a tool (``check``, ``replay``): orjson, or, for what
+    it cannot write (an integer beyond 64 bits: a dangling id), the standard library, with an
+    unreadable number written as ``null``."""
+    option = (orjson.OPT_INDENT_2 if indent else 0) | (orjson.OPT_SORT_KEYS if sort_keys else 0)
+    try:
+        return orjson.dumps(obj, option=option).decode()
+    except TypeError:
+        return json.dumps(
+            obj,
+            indent=2 if indent else None,
+            sort_keys=sort_keys,
+            ensure_ascii=False,
+            separators=None if indent else (",", ":"),
+            default=lambda value: None if isinstance(value, Unreadable) else str(value),
+        )

@@ -30,14 +30,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
-import orjson
-
 from worker.core.claim_checks import claim_checks_wire
 from worker.core.claims import ClaimUnit
 from worker.core.contract import Outcome, TopicRole
 from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceRecord, Resolution
 from worker.core.grounding import Judgement, admit_draft, judge
+from worker.core.json_text import dumps_json, loads_json
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
 from worker.core.support import SupportResult
@@ -73,17 +72,17 @@ class CheckRequest(NamedTuple):
 def to_record(request: CheckRequest) -> tuple[bytes | None, bytes]:
     """The (key, value) the worker would consume for this request."""
     if request.bare is None:
-        try:
-            obj = orjson.loads(request.content)
-        except orjson.JSONDecodeError:
+        try:  # the core's reader, as the worker's: ids past 64 bits are ids, not bad JSON
+            obj = loads_json(request.content)
+        except (ValueError, RecursionError):
             obj = None
         turn = obj.get("turn_id") if isinstance(obj, dict) else None
         return (turn.encode("utf-8") if isinstance(turn, str) else None), request.content
     b = request.bare
     output: Any
     try:
-        output = orjson.loads(request.content)
-    except orjson.JSONDecodeError:
+        output = loads_json(request.content)
+    except (ValueError, RecursionError):
         output = None
     if not isinstance(output, dict):
         output = request.content.decode("utf-8", errors="replace")
@@ -97,7 +96,7 @@ def to_record(request: CheckRequest) -> tuple[bytes | None, bytes]:
         "kind": b.kind,
         "output": output,
     }
-    return BARE_TURN.encode(), orjson.dumps(envelope)
+    return BARE_TURN.encode(), dumps_json(envelope).encode()
 
 
 def _regenerating(draft: Draft, policy_version: str) -> TurnState:
@@ -216,7 +215,7 @@ async def check(
     if show_messages:
         # The ledger records hidden ids by kind and id: it is never shown here.
         messages = [
-            {"topic": o.topic.value, "value": orjson.loads(o.value)}
+            {"topic": o.topic.value, "value": loads_json(o.value)}
             for o in judgement.decision.outbound
             if o.topic is not TopicRole.LEDGER
         ]
@@ -305,5 +304,5 @@ def readable(result: dict[str, Any]) -> list[str]:
     )
     for m in result.get("messages", []):
         lines.append(f"message to {m['topic']}:")
-        lines.append("  " + orjson.dumps(m["value"], option=orjson.OPT_SORT_KEYS).decode())
+        lines.append("  " + dumps_json(m["value"], sort_keys=True))
     return lines

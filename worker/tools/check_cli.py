@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
-import orjson
 from pydantic import ValidationError
 
+from worker.core.json_text import dumps_json
 from worker.core.outputs import DraftKind
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
@@ -172,7 +172,7 @@ async def _run_batch(
 
 
 def _write_json(out: TextIO, body: Any) -> None:
-    out.write(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n")
+    out.write(dumps_json(body, indent=True) + "\n")
 
 
 def _write_lines(out: TextIO, lines: list[str]) -> None:

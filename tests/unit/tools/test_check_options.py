@@ -212,3 +212,36 @@ def test_dead_letter_classes_exit_2(tmp_path: Path, content: bytes, error_class:
         "dead_letter_class": error_class,
         "reason": body["reason"] if body else None,
     }
+
+
+BIG_ID = "9" * 400
+
+
+def _with_big_id(tmp_path: Path) -> Path:
+    draft = json.loads((EXAMPLES / "answer_grounded.json").read_text())
+    draft["output"]["answer_markdown"] = f"Checkout p95 latency rose to 840 ms [OBS-{BIG_ID}]."
+    draft["output"]["citations"] = [{"kind": "OBS", "id": int(BIG_ID)}]
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(draft))
+    return path
+
+
+def test_an_id_past_64_bits_is_dangling_as_the_worker_says_not_a_malformed_envelope(
+    tmp_path: Path,
+) -> None:
+    code, body, _ = run("--json", "--evidence", CORPUS, str(_with_big_id(tmp_path)))
+    assert code == 1
+    assert body is not None
+    assert body["outcome"] == "regenerate"
+    assert {f["code"] for f in body["failures"]} == {"dangling_citation"}  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_show_messages_writes_an_id_past_64_bits_without_a_traceback(
+    tmp_path: Path, as_json: bool
+) -> None:
+    args = ["--show-messages", "--evidence", CORPUS, str(_with_big_id(tmp_path))]
+    result = CliRunner().invoke(app, ["check", *(["--json"] if as_json else []), *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.exit_code == 1
+    assert BIG_ID in result.stdout  # the agent's own id, in the regenerate request it would get
