@@ -70,6 +70,8 @@ _ESCAPE = re.compile(
 _JSON_ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
 _JSON_SIMPLE = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", '"': '"', "/": "/"}
 _KINDS = frozenset({"obs", "doc", "evt"})
+#: Inline Markdown a renderer turns into formatting, not text, inside a look-alike.
+_INLINE_MARKS = frozenset("*~`")
 _DROP = frozenset({"Cf", "Mn"})
 _folded: dict[str, str] = {}
 
@@ -152,25 +154,37 @@ def _match_at(text: str, at: int, *, json: bool) -> int | None:
     stretches (a ``[`` ends any try): linear overall.
     """
     state, kind, i, n = 0, "", at, len(text)
+    line_start, last = False, ""
     while i < n:
         unit_end, chars = _unit(text, i, json)
         for c in chars:
+            prev, last = last, c
             if state == 0:
                 if c != "[":
                     return None
                 state = 1
+            elif (
+                c in _INLINE_MARKS  # ``[DOC-*5*]`` renders as ``[DOC-5]``, emphasised
+                # ``_`` emphasises unless it stands between word characters (then it is text)
+                or (c == "_" and (not prev.isalnum() or state in (3, 4)))
+                or (line_start and c == ">")  # a block quote's marker: the line goes on
+            ):
+                continue
             elif c.isspace():
+                line_start = line_start or c == "\n"
                 if state == 1 and kind:  # no space inside the kind's name
                     return None
                 if state == 3:  # spaces after digits: only ``]`` may follow
                     state = 4
             elif state == 1:
+                line_start = False
                 kind += c
                 if not _KINDS_PREFIX(kind):
                     return None
                 if len(kind) == 3:
                     state = 5
             elif state == 5:  # after the kind: spaces (above), a dash, or digits
+                line_start = False
                 if c == "-":
                     state = 6
                 elif c.isdecimal():
@@ -178,12 +192,13 @@ def _match_at(text: str, at: int, *, json: bool) -> int | None:
                 else:
                     return None
             elif state == 6:
+                line_start = False
                 if c.isdecimal():
                     state = 3
                 elif not c.isspace():
                     return None
             elif state == 3 and c.isdecimal():
-                pass
+                line_start = False
             elif state in (3, 4) and c == "]":
                 return unit_end
             else:

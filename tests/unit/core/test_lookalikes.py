@@ -8,6 +8,7 @@ never miss a look-alike the plain per-string scan finds.
 from __future__ import annotations
 
 import orjson
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ PIECES = [
     "a", "DOC", "doc", "OBS", "EVT", "-", "–", "7", "３", " ", "\n", "\t", "\r", "\\", "\\[",
     "\\]", "\\u005b", "\\n", "[", "]", "［", "］", "【", "】", "&#91;", "&#93;", "&lsqb;", "&",
     "\u200b", "О", '"', "/", "\b", "\f", "\u0001", "[DOC-5]", "[OBS-12]", "[DOC-", "x",
+    "*", "_", "~", "`", "> ", "\n> ",
 ]  # fmt: skip
 TEXT = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
 VISIBLE = frozenset({CitationRef(EvidenceKind.OBS, 12)})
@@ -40,3 +42,35 @@ def test_json_may_hold_never_misses_a_lookalike(strings: list[str]) -> None:
 @example("Title with &#91;DOC-5&#93;")
 def test_redact_text_shortcut_equals_the_full_passes(text: str) -> None:
     assert redact_text(text, VISIBLE) == _redact_passes(text, VISIBLE)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Refunds tripled [DOC-*9002*].",  # renders [DOC-9002], the digits emphasised
+        "Refunds tripled [**DOC-9002**].",
+        "Refunds tripled [DOC-_9002_].",
+        "Refunds tripled [__DOC-9002__].",
+        "Refunds tripled [DOC-~~9002~~].",
+        "Refunds tripled [`DOC-9002`].",
+        "> Refunds tripled [DOC-\n> 9002].",  # one block-quote paragraph: [DOC- 9002]
+    ],
+)
+def test_inline_markdown_inside_a_token_is_still_a_lookalike(text: str) -> None:
+    (span,) = lookalike_spans(text)
+    assert "9002" in text[span[0] : span[1]]
+    assert json_may_hold(orjson.dumps({"answer_markdown": text}))
+    assert "9002" not in redact_text(text, VISIBLE)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the [obs_1] column",  # ``_`` between word characters is text, not emphasis
+        "see *[DOC-5]* and [DOC-5]",  # a real token, emphasised around it
+        "a [b_c] list",
+        "> quote\n> [DOC-5] cited",
+    ],
+)
+def test_markdown_around_or_beside_a_token_is_no_lookalike(text: str) -> None:
+    assert lookalike_spans(text) == []
