@@ -277,10 +277,77 @@ class _Hidden(NamedTuple):
     #: ``re``'s cache of compiled patterns hid that cost from a benchmark whose drafts all hide
     #: the same refs (a cache across drafts; see ``docs/decisions.md``).
     texts: frozenset[str]
+    #: What the words of a sentence carrying a hidden-only group become (rule 5): the hedge
+    #: sentence, or ``""`` when the policy omits; ``None``: tokens only are cut.
+    words: str | None = None
+    #: One entry per sentence whose words were replaced (rule 5 outside claim units).
+    replaced: list[int] | None = None
 
 
-def _hidden(refs: frozenset[CitationRef]) -> _Hidden:
-    return _Hidden(refs, frozenset([f"[{ref.kind.value}-{ref.id}]" for ref in refs]))
+def _hidden(
+    refs: frozenset[CitationRef], words: str | None = None, replaced: list[int] | None = None
+) -> _Hidden:
+    return _Hidden(
+        refs, frozenset([f"[{ref.kind.value}-{ref.id}]" for ref in refs]), words, replaced
+    )
+
+
+#: Where rule 5's finest sentences end: at every terminator (with its closing quotes or brackets)
+#: followed by whitespace or the end, whatever abbreviation or parenthesis surrounds it, and at
+#: every line break, and at a table cell's pipes.
+_FINE_END_RE = re.compile(r"[.!?。！？‽][\"'”’)\]*]*(?=\s|$)|[。！？]|\n|(?=\|)|(?<=\|)")
+#: What a line may start with before its words: indentation, block-quote, list, heading and
+#: table markers (kept when the words go).
+_LINE_MARKS_RE = re.compile(r"[ \t]*(?:(?:>|[-*+]|[0-9]{1,9}[.)]|#{1,6}|\|)[ \t]*)*")
+
+
+def _token_hidden(token: str, texts: frozenset[str]) -> bool:
+    if token in texts:
+        return True
+    return token[5] == "0" and f"{token[:5]}{token[5:-1].lstrip('0') or '0'}]" in texts
+
+
+def _hidden_word_spans(text: str, hidden: _Hidden) -> list[tuple[int, int, str]]:
+    """Contract rule 5 wherever claim units do not reach it (headings, titles, questions,
+    lead-ins, code, table headers): the finest sentence around each group of citation tokens
+    whose ids are all hidden, as a replacement of its words by ``hidden.words``. Tokens that
+    directly follow a terminator belong to the sentence it ends."""
+    spans: list[tuple[int, int, str]] = []
+    ends: list[int] | None = None
+    for group in _GROUP_RE.finditer(text):
+        if not all(_token_hidden(t, hidden.texts) for t in _find_tokens(group.group())):
+            continue
+        if ends is None:
+            ends = [m.end() for m in _FINE_END_RE.finditer(text)]
+        start, stop = group.start(), group.end()
+        before = [e for e in ends if e <= start]
+        prev = before[-1] if before else 0
+        if prev and text[prev - 1] != "\n" and text[prev:start].strip(" \t") == "":
+            # ``Claim. [DOC-9]``: the group ends the sentence before it
+            earlier = [e for e in ends if e < prev]
+            begin = earlier[-1] if earlier else 0
+        else:
+            begin = prev
+            after = [e for e in ends if e > stop]
+            stop = after[0] if after else len(text)
+        if text[begin : begin + 1] == "\n":
+            begin += 1
+        marks = _LINE_MARKS_RE.match(text, begin)
+        if marks is not None and (begin == 0 or text[begin - 1] == "\n"):
+            begin = marks.end()
+        while begin < stop and text[begin] in " \t":
+            begin += 1
+        end = stop - 1 if text[stop - 1 : stop] == "\n" else stop
+        while end > begin and text[end - 1] in " \t":
+            end -= 1
+        if spans and begin < spans[-1][1]:
+            begin = spans[-1][0]
+            end = max(end, spans[-1][1])
+            spans.pop()
+        spans.append((begin, end, hidden.words or ""))
+    if spans and hidden.replaced is not None:
+        hidden.replaced.extend(range(len(spans)))
+    return spans
 
 
 def _remove(text: str, hidden: _Hidden) -> str:
@@ -294,6 +361,11 @@ def _remove(text: str, hidden: _Hidden) -> str:
     """
     if not hidden.texts or "[" not in text:
         return text
+    words = _hidden_word_spans(text, hidden) if hidden.words is not None else None
+    if words:
+        text = replace_spans(text, words)
+        if "[" not in text:
+            return text
     found = set(_find_tokens(text))
     hits = found & hidden.texts
     if "-0" in text:  # a token may have leading zeros
@@ -358,17 +430,22 @@ def redact_output(
     hidden_refs: frozenset[CitationRef],
     hedge_sentence: str,
     places: Container[str | tuple[str, int]] | None = None,
+    *,
+    omit: bool = False,
+    replaced: list[int] | None = None,
 ) -> dict[str, Any]:
     """The agent output as it may be shown to the principal (contract §3.5, §3.7).
 
     ``verdicts``: only hedged and omitted units act (a caller may leave the others out).
     ``places``: the ``hidden_places`` of every occurrence of a hidden ref; ``None`` means
-    anywhere (all rebuilt).
+    anywhere (all rebuilt). A sentence outside the claim units that carries a hidden-only group
+    of tokens (a heading, a question, a title...) has its words replaced by ``hedge_sentence``
+    (``""`` with ``omit``), one entry added to ``replaced`` for each (rule 5).
     """
     spans, items = _actions(verdicts, hedge_sentence)
     if not hidden_refs and not spans and not items:
         return output
-    hidden = _hidden(hidden_refs)
+    hidden = _hidden(hidden_refs, "" if omit else hedge_sentence, replaced)
     out: dict[str, Any] = {}
     acted = {key for key, _ in items}
     for key, value in output.items():

@@ -58,7 +58,7 @@ from worker.core.failures import Failure, FailureCode
 from worker.core.lookalikes import lookalike_paths
 from worker.core.messages import LedgerSupport
 from worker.core.outputs import SCHEMA_FIELDS, validate_output
-from worker.core.policy import TenantPolicy
+from worker.core.policy import LostSupportPolicy, TenantPolicy
 from worker.core.quotes import check_quotes
 from worker.core.redaction import redact_text
 from worker.core.support import SourceIndex, SupportResult
@@ -263,13 +263,23 @@ def evaluate(
         if hidden
         else None
     )
+    replaced: list[int] = []  # rule 5 outside the claim units (headings, questions, titles...)
+    redacted = redact_output(
+        output,
+        verdicts,
+        hidden,
+        policy.hedge_sentence,
+        places=places,
+        omit=policy.lost_support is LostSupportPolicy.OMIT,
+        replaced=replaced,
+    )
+    if replaced and policy.lost_support is LostSupportPolicy.REFUSE:
+        refused = True
     return Evaluation(
         failures=tuple(failures),
         no_grounding=no_grounding,
         refused=refused,
-        redacted_output=redact_output(
-            output, verdicts, hidden, policy.hedge_sentence, places=places
-        ),
+        redacted_output=redacted,
         claims=claims,
         citations=sources,
         ledger_rows=rows,

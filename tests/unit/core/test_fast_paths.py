@@ -64,7 +64,13 @@ def test_redaction_rebuilds_only_where_hidden_refs_are(r: random.Random) -> None
     verdicts = [
         UnitVerdict(u, unit_status(u, resolutions, policy.lost_support)) for u in prepared.units
     ]
-    everything = redact_output(prepared.output, verdicts, hidden, policy.hedge_sentence)
+    everything = redact_output(
+        prepared.output,
+        verdicts,
+        hidden,
+        policy.hedge_sentence,
+        omit=policy.lost_support is LostSupportPolicy.OMIT,
+    )
     assert ev.redacted_output == everything
 
 
@@ -136,7 +142,8 @@ def test_a_key_that_does_not_parse_back_from_a_path_is_still_redacted() -> None:
     output: dict[str, Any] = {"a.b": "x [DOC-4242]", "a[0]": ["y [DOC-4242]"], "c": "z"}
     places = hidden_places(["a.b", "a[0][0]"])
     redacted = redact_output(output, [], frozenset({secret}), "hedged", places=places)
-    assert redacted == {"a.b": "x", "a[0]": ["y"], "c": "z"}
+    # Rule 5: the words beside a hidden-only citation go too (hedged), wherever they stand.
+    assert redacted == {"a.b": "hedged", "a[0]": ["hedged"], "c": "z"}
     assert redacted["c"] is output["c"]
 
 
