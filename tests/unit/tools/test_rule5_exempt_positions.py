@@ -64,6 +64,18 @@ POSITIONS = {
     "table header": f"| {SECRET} [DOC-9002] | Value |\n|---|---|\n| p95 | 840 ms [OBS-1001] |",
     "after a stop": f"{CITED} U.S. {SECRET}. [DOC-9002] {CITED}",
 }
+#: Where the worker's Markdown reading and a CommonMark renderer used to differ (an attacker's
+#: review): whatever the reading, the words beside a hidden-only citation never leave.
+DIVERGENCES = {
+    "fence opened in a list item": f"1. a\n   ```\n   x\n2. {SECRET} [DOC-9002].\n\n{CITED}",
+    "fence opened in a quote": f"> ```\n> x\n\n{SECRET} [DOC-9002].\n\n{CITED}",
+    "quote then a rule": f"> {SECRET} [DOC-9002].\n---\n\n{CITED}",
+    "table without pipes": f"a | b\n--|--\n{SECRET} [DOC-9002] | 840 ms [OBS-1001]",
+    "second sentence of a cited cell": f"| a |\n|---|\n| 840 ms [OBS-1001]. {SECRET} [DOC-9002]. |",
+    "question in parentheses": f"{SECRET} (closing in May?) [DOC-9002]. {CITED}",
+    "CJK stops": f"{CITED} 欧盟退款三倍。{SECRET} [DOC-9002]。{CITED}",
+    "stop before a line break tag": f"{CITED}<br>{SECRET} [DOC-9002]. {CITED}",
+}
 
 
 @pytest.mark.parametrize("where", POSITIONS)
@@ -114,3 +126,12 @@ def test_a_reports_title_and_a_cited_sections_heading(tmp_path: Path) -> None:
     assert SECRET not in text
     assert "9002" not in text
     assert "840 ms" in text
+
+
+@pytest.mark.parametrize("where", DIVERGENCES)
+def test_no_reading_of_the_markdown_publishes_hidden_words(tmp_path: Path, where: str) -> None:
+    body = run(answer(DIVERGENCES[where]), tmp_path)
+    assert body["outcome"] in {"grounded", "regenerate"}, body["outcome"]
+    everything = json.dumps(body["messages"], ensure_ascii=False)
+    assert SECRET not in everything
+    assert "9002" not in everything
