@@ -404,7 +404,11 @@ def _entry_ref(entry: Any) -> CitationRef | None:
 
 
 def _visible_entries(entries: Sequence[Any], hidden: _Hidden) -> list[Any]:
-    return [_scrub(e, hidden) for e in entries if _entry_ref(e) not in hidden.refs]
+    """A citation array without its hidden entries; in the others (a ``quote``) hidden tokens
+    are cut but no words go: a quote is checked against its own visible source (rule 6), so its
+    words are that source's, and a quote that does not match fails the draft anyway."""
+    tokens_only = hidden._replace(words=None)
+    return [_scrub(e, tokens_only) for e in entries if _entry_ref(e) not in hidden.refs]
 
 
 def _plain_key(key: object) -> bool:
