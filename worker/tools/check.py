@@ -31,7 +31,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from worker.core.claim_checks import claim_checks_wire
-from worker.core.claims import ClaimUnit
+from worker.core.claims import ClaimUnit, UnitKind
 from worker.core.contract import Outcome, TopicRole
 from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceRecord, Resolution
@@ -156,14 +156,34 @@ def report(
     return body
 
 
+#: The field a non-sentence unit's text is, under its path (``claims[2]`` -> ``claims[2].text``).
+_UNIT_FIELD = {
+    UnitKind.CLAIM: ".text",
+    UnitKind.SECTION: ".body_markdown",
+    UnitKind.TIMELINE: ".text",
+}
+
+
 def _claim(unit: ClaimUnit, status: str, support: SupportResult | None) -> dict[str, Any]:
-    """One unit of the report; with rule 6b's evidence when it was checked: the level, the share
-    of its words found, its own numbers and words no cited source has, and the visible source
-    that came closest (only visible sources are ever compared)."""
+    """One unit of the report, with where it is: ``field``, the string it is part of, and
+    ``start``/``end``, its character offsets there (a sentence's span in ``answer_markdown``; the
+    whole string for an item, a section body or a proposal's summary). With rule 6b's evidence
+    when it was checked: the level, the share of its words found, its own numbers and words no
+    cited source has, and the visible source that came closest (only visible sources are ever
+    compared)."""
+    if unit.span is not None:
+        field, (start, end) = unit.path, unit.span
+    elif unit.kind is UnitKind.PROPOSAL:
+        field, start, end = "summary", 0, len(unit.text)
+    else:
+        field, start, end = unit.path + _UNIT_FIELD.get(unit.kind, ""), 0, len(unit.text)
     entry: dict[str, Any] = {
         "kind": unit.kind.value,
         "path": unit.path,
         "index": unit.index,
+        "field": field,
+        "start": start,
+        "end": end,
         "status": status,
     }
     if support is not None:
@@ -275,6 +295,7 @@ def readable(result: dict[str, Any]) -> list[str]:
     )
     for c in claims:
         unit = f"{c['path']} sentence {c['index'] + 1}" if c["kind"] == "sentence" else c["path"]
+        unit = f"{unit} [{c['start']}:{c['end']}]"
         support = c.get("support")
         if support is None:
             lines.append(f"  {unit:<40} {c['status']}")

@@ -3,8 +3,11 @@ the demo policy book, whose tenant globex declares typed claims)."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -104,3 +107,32 @@ def test_readable_report_lists_the_claim_checks() -> None:
     assert "  contradicted_claim       patch.flag\n" in out
     assert "claim checks: 2 (1 contradicted, 1 omitted)" in out
     assert "contradicted (superseded)" in out
+
+
+def _field(output: Any, field: str) -> Any:
+    """``claims[2].text`` of ``output``."""
+    value = output
+    for name, index in re.findall(r"([A-Za-z_]+)(?:\[(\d+)\])?", field):
+        value = value[name]
+        if index:
+            value = value[int(index)]
+    return value
+
+
+@pytest.mark.parametrize("name", sorted(n for n, e in EXPECTED.items() if e.get("claims")))
+def test_each_unit_says_where_it_is_in_the_draft(name: str) -> None:
+    """``field``, ``start`` and ``end`` locate the unit in the draft as sent: a sentence's own
+    words in ``answer_markdown``, the whole string of an item, a section or a summary."""
+    draft = json.loads((EXAMPLES / name).read_text(encoding="utf-8"))
+    units = EXPECTED[name]["claims"]
+    for unit in units:
+        text = _field(draft["output"], unit["field"])
+        assert isinstance(text, str)
+        piece = text[unit["start"] : unit["end"]]
+        assert piece.strip()
+        if unit["kind"] != "sentence":
+            assert (unit["start"], unit["end"]) == (0, len(text))
+    sentences = [u for u in units if u["kind"] == "sentence"]
+    assert [u["start"] for u in sentences] == sorted(u["start"] for u in sentences)
+    for a, b in itertools.pairwise(sentences):
+        assert a["end"] <= b["start"]  # sentences never overlap
