@@ -21,6 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from worker.core.citations import extract, find_tokens
+from worker.core.claim_status import _hidden, _remove
+from worker.core.evidence import CitationRef, EvidenceKind
 from worker.core.redaction import remove_all_tokens
 from worker.core.sentences import sentence_spans
 
@@ -97,6 +99,19 @@ def main() -> None:
             sizes = zip((1, 2, 4), per, strict=True)
             shown = "  ".join(f"{n} MiB: {p:.4f} s/MiB" for n, p in sizes)
             print(f"  {fn_name:15s} {label:10s} {shown}")
+    print("\nrule 5's hidden-words pass on hidden-only citations: time per MiB")
+    hidden = _hidden(frozenset({CitationRef(EvidenceKind.DOC, 9002)}), "Hedged.", [])
+    for label, unit in (
+        ('"x. [DOC-9002] "', "x. [DOC-9002] "),
+        ('"a [DOC-9002] "', "a [DOC-9002] "),
+        ('"| a [DOC-9002] "', "| a [DOC-9002] "),
+    ):
+        per = [
+            best_of(lambda t: _remove(t, hidden), fill(unit, n * MIB), rounds=3) / n
+            for n in (1, 2, 4)
+        ]
+        shown = "  ".join(f"{n} MiB: {p:.4f} s/MiB" for n, p in zip((1, 2, 4), per, strict=True))
+        print(f"  {label:20s} {shown}")
 
 
 if __name__ == "__main__":

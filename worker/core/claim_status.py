@@ -26,6 +26,7 @@ Decisions:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Container, Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -298,7 +299,13 @@ def _hidden(
 _FINE_END_RE = re.compile(r"[.!?。！？‽][\"'”’)\]*]*(?=\s|$)|[。！？]|\n|(?=\|)|(?<=\|)")
 #: What a line may start with before its words: indentation, block-quote, list, heading and
 #: table markers (kept when the words go).
+#: Spaces and tabs from a position (always matches, possibly empty).
+_blanks_end = re.compile(r"[ \t]*").match
 _LINE_MARKS_RE = re.compile(r"[ \t]*(?:(?:>|[-*+]|[0-9]{1,9}[.)]|#{1,6}|\|)[ \t]*)*")
+
+
+def _end_of(match: re.Match[str] | None) -> int:
+    return match.end() if match is not None else -1
 
 
 def _token_hidden(token: str, texts: frozenset[str]) -> bool:
@@ -320,16 +327,16 @@ def _hidden_word_spans(text: str, hidden: _Hidden) -> list[tuple[int, int, str]]
         if ends is None:
             ends = [m.end() for m in _FINE_END_RE.finditer(text)]
         start, stop = group.start(), group.end()
-        before = [e for e in ends if e <= start]
-        prev = before[-1] if before else 0
-        if prev and text[prev - 1] != "\n" and text[prev:start].strip(" \t") == "":
+        i = bisect_right(ends, start)  # by bisection: many groups must not make it quadratic
+        prev = ends[i - 1] if i else 0
+        if prev and text[prev - 1] != "\n" and _end_of(_blanks_end(text, prev)) >= start:
             # ``Claim. [DOC-9]``: the group ends the sentence before it
-            earlier = [e for e in ends if e < prev]
-            begin = earlier[-1] if earlier else 0
+            k = bisect_left(ends, prev)
+            begin = ends[k - 1] if k else 0
         else:
             begin = prev
-            after = [e for e in ends if e > stop]
-            stop = after[0] if after else len(text)
+            j = bisect_right(ends, stop)
+            stop = ends[j] if j < len(ends) else len(text)
         if text[begin : begin + 1] == "\n":
             begin += 1
         marks = _LINE_MARKS_RE.match(text, begin)
