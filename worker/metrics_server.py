@@ -7,7 +7,7 @@ ledger-sink`` has no Faust app, so it serves the same two pages with a small aio
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from aiohttp import web
@@ -33,19 +33,8 @@ async def serve_metrics(registry: CollectorRegistry, host: str, port: int) -> As
     async def health(_: web.Request) -> web.Response:
         return web.json_response({"status": "ok", "version": __version__})
 
-    app = web.Application()
-    app.router.add_get("/metrics", metrics)
-    app.router.add_get("/health", health)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
-    try:
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
-        yield int(sockets[0].getsockname()[1]) if sockets else port
-    finally:
-        await runner.cleanup()
+    async with _serve({"/metrics": metrics, "/health": health}, host, port) as bound:
+        yield bound
 
 
 @asynccontextmanager
@@ -61,9 +50,19 @@ async def serve_waiting(
     async def ready(_: web.Request) -> web.Response:
         return web.json_response({"ready": False, "reasons": reasons()}, status=503)
 
+    async with _serve({"/health": health, "/ready": ready}, host, port) as bound:
+        yield bound
+
+
+Handler = Callable[[web.Request], Awaitable[web.Response]]
+
+
+@asynccontextmanager
+async def _serve(pages: dict[str, Handler], host: str, port: int) -> AsyncIterator[int]:
+    """Serve ``pages`` (GET only; every other path 404) until exit; yield the bound port."""
     app = web.Application()
-    app.router.add_get("/health", health)
-    app.router.add_get("/ready", ready)
+    for path, handler in pages.items():
+        app.router.add_get(path, handler)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
