@@ -67,11 +67,19 @@ def test_the_entry_point_runs_the_package_from_any_directory(tmp_path: Path) -> 
     """``scripts/services`` keeps its CLI: same help, same exit codes, wherever it is called."""
     script = str(ROOT / "scripts" / "services")
     shown = subprocess.run(
-        [sys.executable, script, "--help"], cwd=tmp_path, capture_output=True, text=True
+        [sys.executable, script, "--help"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert (shown.returncode, shown.stdout) == (0, cli.USAGE + "\n")
     wrong = subprocess.run(
-        [sys.executable, script, "start", "redis"], cwd=tmp_path, capture_output=True, text=True
+        [sys.executable, script, "start", "redis"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert (wrong.returncode, wrong.stdout) == (2, "")
     assert wrong.stderr == "usage: scripts/services start kafka|postgres|mongo\n"

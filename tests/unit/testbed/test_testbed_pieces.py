@@ -83,7 +83,8 @@ def test_the_mongo_probe_is_an_op_msg_hello() -> None:
 def test_a_failed_command_raises_with_its_output() -> None:
     with pytest.raises(ServiceError) as caught:
         process.run(["sh", "-c", "echo out; echo err >&2; exit 3"])
-    assert str(caught.value) == "command failed (3): sh -c echo out; echo err >&2; exit 3\nout\nerr\n"
+    command = "sh -c echo out; echo err >&2; exit 3"
+    assert str(caught.value) == f"command failed (3): {command}\nout\nerr\n"
 
 
 # spawn() lets go of its Popen while the daemon runs: that is the point, the bed outlives the call.
