@@ -26,13 +26,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from worker.core.evidence import Principal, is_revoked, may_see
 from worker.settings import Settings

@@ -14,18 +14,16 @@ exported, so the list is emptied at merge time rather than forgotten.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from harness import Bus, WorkerProcess, answer, draft, running, unique_id
 from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.parser import text_string_to_metric_families
 
+from generators import promql_names
 from worker.metrics import Metrics
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
@@ -42,16 +40,6 @@ PENDING_LABELS: set[tuple[str, str]] = set()
 PROMETHEUS_SERIES = {"up"}
 #: Added by the scrape job (deploy/prometheus/prometheus.yml), not by the worker.
 TARGET_LABELS = {"job", "instance", "namespace", "pod"}
-
-
-def promql_names() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("promql_names", ROOT / "scripts/promql_names.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["promql_names"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def sample_names(family_name: str, kind: str) -> list[str]:
@@ -124,13 +112,12 @@ async def drive(bus: Bus) -> None:
 
 async def test_every_series_the_dashboard_and_rules_read_is_exported(metrics_text: str) -> None:
     have = exported(metrics_text)
-    scanner = promql_names()
-    exprs = scanner.all_exprs()
+    exprs = promql_names.all_exprs()
     assert len(exprs) >= 20
     missing: list[str] = []
     pending_seen: set[object] = set()
     for where, expr in exprs:
-        usage = scanner.scan(expr)
+        usage = promql_names.scan(expr)
         for metric in sorted(usage.metrics):
             if metric in PROMETHEUS_SERIES:
                 continue

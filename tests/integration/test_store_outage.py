@@ -8,8 +8,6 @@ per test and must serve again after the restart without being re-created.
 from __future__ import annotations
 
 import asyncio
-import importlib.machinery
-import importlib.util
 import os
 import pwd
 import shutil
@@ -19,11 +17,11 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+from testbed import mongo, postgres
 from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
 from worker.faults import StoreUnavailable
 from worker.stores.demo import load_corpus
@@ -35,21 +33,9 @@ from worker.stores.postgres import PostgresEvidence
 
 pytestmark = [pytest.mark.integration, pytest.mark.outage]
 
-ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 1.0
 OBS_1001 = CitationRef(EvidenceKind.OBS, 1001)
 DOC_9001 = CitationRef(EvidenceKind.DOC, 9001)
-
-
-def _services() -> ModuleType:
-    """``scripts/services`` as a module: the test bed's own way to find the server binaries."""
-    path = str(ROOT / "scripts/services")
-    loader = importlib.machinery.SourceFileLoader("testbed_services", path)
-    spec = importlib.util.spec_from_loader("testbed_services", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 def _free_port() -> int:
@@ -61,9 +47,8 @@ def _free_port() -> int:
 class PrivatePostgres:
     """A throwaway cluster in a temp dir, owned by the postgres user when we run as root."""
 
-    def __init__(self, services: ModuleType) -> None:
-        self._bindir: Path = services.pg_bindir()
-        self._as_pg: Callable[[list[str]], list[str]] = services.as_pg
+    def __init__(self) -> None:
+        self._bindir = postgres.bindir()  # the test bed's own way to find the server binaries
         self.home = Path(tempfile.mkdtemp(prefix="gw-outage-pg-"))
         if os.geteuid() == 0:
             user = pwd.getpwnam("postgres")
@@ -73,7 +58,7 @@ class PrivatePostgres:
         self._pg(["initdb", "-D", "data", "-U", "postgres", "--auth=trust", "-E", "UTF8"])
 
     def _pg(self, cmd: list[str]) -> None:
-        argv = self._as_pg([str(self._bindir / cmd[0]), *cmd[1:]])
+        argv = postgres.as_pg([str(self._bindir / cmd[0]), *cmd[1:]])
         subprocess.run(argv, cwd=self.home, check=True, capture_output=True, timeout=120)
 
     def start(self) -> None:
@@ -85,7 +70,7 @@ class PrivatePostgres:
 
     def remove(self) -> None:
         subprocess.run(
-            self._as_pg([str(self._bindir / "pg_ctl"), "stop", "-m", "immediate", "-D", "data"]),
+            postgres.as_pg([str(self._bindir / "pg_ctl"), "stop", "-m", "immediate", "-D", "data"]),
             cwd=self.home, check=False, capture_output=True,
         )  # fmt: skip
         shutil.rmtree(self.home, ignore_errors=True)
@@ -94,9 +79,8 @@ class PrivatePostgres:
 class PrivateFerretDB:
     """A FerretDB process on its own port and SQLite directory (the test bed's binary)."""
 
-    def __init__(self, services: ModuleType) -> None:
-        self._binary: Path = services.ferretdb_binary()
-        self._hello: Callable[[int], bool] = services.mongo_hello_ok
+    def __init__(self) -> None:
+        self._binary = mongo.ferretdb_binary()  # the test bed's build of FerretDB
         self.home = Path(tempfile.mkdtemp(prefix="gw-outage-ferretdb-"))
         self.port = _free_port()
         self.url = f"mongodb://127.0.0.1:{self.port}/"
@@ -110,7 +94,7 @@ class PrivateFerretDB:
             cwd=self.home, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         deadline = time.monotonic() + 30
-        while not self._hello(self.port):
+        while not mongo.hello_ok(self.port):
             assert self._process.poll() is None, "FerretDB exited at start"
             assert time.monotonic() < deadline, "FerretDB did not answer within 30 s"
             time.sleep(0.1)
@@ -128,14 +112,9 @@ class PrivateFerretDB:
         shutil.rmtree(self.home, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
-def services() -> ModuleType:
-    return _services()
-
-
 @pytest.fixture
-def private_postgres(services: ModuleType) -> Iterator[PrivatePostgres]:
-    server = PrivatePostgres(services)
+def private_postgres() -> Iterator[PrivatePostgres]:
+    server = PrivatePostgres()
     try:
         server.start()
         yield server
@@ -144,8 +123,8 @@ def private_postgres(services: ModuleType) -> Iterator[PrivatePostgres]:
 
 
 @pytest.fixture
-def private_ferretdb(services: ModuleType) -> Iterator[PrivateFerretDB]:
-    server = PrivateFerretDB(services)
+def private_ferretdb() -> Iterator[PrivateFerretDB]:
+    server = PrivateFerretDB()
     try:
         server.start()
         yield server

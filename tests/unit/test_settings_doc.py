@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from generators.settings_doc import BEGIN, END, render, rows
 from worker.settings import Settings
-from worker.settings_doc import BEGIN, END, render, rows
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
+from generators.topics import build
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _build() -> dict[str, str]:
-    spec = importlib.util.spec_from_file_location("gen_topics", ROOT / "scripts" / "gen_topics.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    built: dict[str, str] = module.build()
-    return built
 
 
 def test_topic_artefacts_are_fresh() -> None:
     stale = [
         name
-        for name, text in _build().items()
+        for name, text in build().items()
         if not (ROOT / "topics" / name).is_file()
         or (ROOT / "topics" / name).read_text(encoding="utf-8") != text
     ]

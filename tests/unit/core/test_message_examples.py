@@ -3,7 +3,6 @@ schema; the output-message schemas are open, type the agent output by kind, and 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,8 @@ import pytest
 from check_jsonschema.formats.implementations import validate_rfc3339
 from jsonschema import Draft202012Validator, FormatChecker
 from referencing import Registry, Resource
+
+from generators import message_examples as GEN
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMAS = ROOT / "schemas" / "json"
@@ -22,20 +23,6 @@ OUTPUT_SCHEMAS = (
     "could_not_ground.schema.json",
     "ledger_batch.schema.json",
 )
-
-
-def _generator() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "gen_message_examples", ROOT / "scripts" / "gen_message_examples.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-GEN = _generator()
 
 
 #: jsonschema checks ``date-time`` only with an optional package; use check-jsonschema's RFC 3339

@@ -1,11 +1,8 @@
-"""What the deploy tests read: the manifests under deploy/, the settings env file, the scripts."""
+"""What the deploy tests read: the manifests under deploy/ and the settings env file."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import yaml
@@ -15,17 +12,6 @@ from worker.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[3]
 K8S = ROOT / "deploy" / "k8s"
-
-
-def load_script(name: str) -> ModuleType:
-    """A module of ``scripts/`` (they are not a package)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 def manifests() -> list[tuple[str, dict[str, Any]]]:

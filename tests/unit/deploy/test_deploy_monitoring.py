@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_files import K8S, ROOT, containers, kustomization, load_script, manifest
+from deploy_files import K8S, ROOT, containers, kustomization, manifest
+
+from generators import prometheusrule as gen
 
 MONITORING = K8S / "monitoring"
 ALERTS = ROOT / "deploy" / "prometheus" / "alerts.yaml"
@@ -22,8 +24,6 @@ SCRAPED = {
     ("StatefulSet", "grounding-worker"): "grounding-worker",
     ("Deployment", "grounding-ledger-sink"): "grounding-ledger-sink",
 }
-
-gen = load_script("gen_prometheusrule")
 
 
 def monitoring_doc(name: str) -> dict[str, Any]:

@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_files import ROOT, load_script
+from deploy_files import ROOT
 
+from generators import dashboard as gen_dashboard
+from generators import promql_names as promql
 from worker.core.contract import ErrorClass, LedgerOutcome
 from worker.core.failures import FailureCode
 
-promql = load_script("promql_names")
 DASHBOARD = ROOT / "deploy" / "grafana" / "grounding-worker.json"
 RULES = ROOT / "deploy" / "prometheus" / "alerts.yaml"
 RULE_TESTS = ROOT / "deploy" / "prometheus" / "alerts.test.yaml"
@@ -111,8 +112,7 @@ def test_the_alerts_split_every_dead_letter_class_between_them() -> None:
 
 
 def test_dashboard_is_fresh() -> None:
-    gen = load_script("gen_dashboard")
-    assert DASHBOARD.read_text(encoding="utf-8") == gen.build(), (
+    assert DASHBOARD.read_text(encoding="utf-8") == gen_dashboard.build(), (
         "stale: run .venv/bin/python scripts/gen_dashboard.py"
     )
 

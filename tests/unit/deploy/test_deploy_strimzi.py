@@ -10,13 +10,12 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_files import K8S, kustomization, load_script, settings_env
+from deploy_files import K8S, kustomization, settings_env
 
+from generators import kafkatopics as gen
 from worker.kafka.topic_specs import topic_specs
 
 STRIMZI = K8S / "strimzi"
-
-gen = load_script("gen_kafkatopics")
 
 
 def topics() -> list[dict[str, Any]]:

@@ -28,14 +28,12 @@ import orjson
 from worker.core.evidence import EvidenceRecord
 from worker.core.policy import PolicyBook
 from worker.core.ports import InMemoryEvidenceStore
-from worker.core.turns import TurnState
 from worker.kafka.control import ControlKind, control_record
-from worker.kafka.records import Headers, Incoming
+from worker.kafka.records import Incoming
 from worker.metrics import Metrics
 from worker.settings import Settings
+from worker.stream.memory import MemoryPublisher, MemoryTurns
 from worker.stream.pipeline import BatchProcessor
-from worker.stream.ports import StoredTurn
-from worker.stream.turn_table import decode_turn, encode_turn
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -44,43 +42,6 @@ INPUTS = GOLDEN / "inputs.json"
 OUTPUTS = GOLDEN / "outputs.jsonl"
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 DRAFTS_TOPIC = "agent.drafts"
-
-
-class EncodedTurns:
-    """TurnStore that keeps each turn as the Faust table would: the encoded table value."""
-
-    def __init__(self) -> None:
-        self.raw: dict[str, bytes] = {}
-
-    def get(self, turn_id: str) -> StoredTurn | None:
-        raw = self.raw.get(turn_id)
-        return decode_turn(raw) if raw is not None else None
-
-    def put(self, turn_id: str, partition: int, state: TurnState) -> None:
-        self.raw[turn_id] = encode_turn(partition, state)
-
-    def delete(self, turn_id: str, partition: int) -> None:
-        self.raw.pop(turn_id, None)
-
-
-class Recorder:
-    """Publisher that records every record in the order it was handed over."""
-
-    def __init__(self) -> None:
-        self.records: list[tuple[str, bytes | None, bytes, Headers, int | None]] = []
-
-    async def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes,
-        headers: Headers,
-        partition: int | None = None,
-    ) -> Any:
-        self.records.append((topic, key, value, tuple(headers), partition))
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        done.set_result(None)
-        return done
 
 
 def _b(value: bytes | None) -> Any:
@@ -120,12 +81,12 @@ def run(inputs: dict[str, Any]) -> list[dict[str, Any]]:
             for tenant, recs in inputs["evidence"].items()
         }
     )
-    recorder = Recorder()
+    recorder = MemoryPublisher()
     clock = {"now": NOW}
     processor = BatchProcessor(
         settings=Settings(),
         evidence=evidence,
-        turns=EncodedTurns(),
+        turns=MemoryTurns(),
         publisher=recorder,
         policies=PolicyBook(),
         metrics=Metrics(),

@@ -118,7 +118,7 @@ class Harness:
 
     def decided(self) -> list[bytes | None]:
         """Keys of the turns that got an output (ledger records left out)."""
-        return [k for t, k, _, _ in self.sent.records if not t.endswith("ledger")]
+        return [k for t, k, _, _, _ in self.sent.records if not t.endswith("ledger")]
 
 
 def at(record: Incoming, offset: int) -> Incoming:
@@ -258,7 +258,7 @@ async def test_a_batch_that_fails_as_a_whole_is_dead_lettered_through_the_pipeli
     proc._publisher = sent
     h = Harness(proc, sent)
     await h.take(at(rec("t-1", GOOD), 0), at(rec("t-2", GOOD), 1))
-    letters = [(t, k, dict(hs)) for t, k, _, hs in sent.records if t == "agent.drafts.dlq"]
+    letters = [(t, k, dict(hs)) for t, k, _, hs, _ in sent.records if t == "agent.drafts.dlq"]
     assert [(t, k) for t, k, _ in letters] == [
         ("agent.drafts.dlq", b"t-1"),
         ("agent.drafts.dlq", b"t-2"),
@@ -376,7 +376,7 @@ async def test_the_tick_appends_due_controls_to_their_partition_and_survives_a_r
 
     sent = RefuseFirst()
     await tick(LoopState(started=0.0), Scanner(due), (0, 1), Clock(1000.0), sent)
-    assert [(t, k, dict(h)) for t, k, _, h in sent.records] == [
+    assert [(t, k, dict(h)) for t, k, _, h, _ in sent.records] == [
         ("agent.drafts", b"t-2", {"gw.control": b"expire_turn"}),
     ]
     assert sent.partitions == [1]

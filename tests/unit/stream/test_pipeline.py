@@ -18,14 +18,13 @@ import pytest
 from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
 from worker.core.policy import PolicyBook
 from worker.core.ports import FetchEachTenant, InMemoryEvidenceStore
-from worker.core.turns import TurnState
 from worker.faults import MalformedEvidence, StoreUnavailable
 from worker.kafka.control import ControlKind, control_record
 from worker.kafka.records import Headers, Incoming
 from worker.metrics import Metrics
 from worker.settings import Settings
+from worker.stream.memory import MemoryPublisher, MemoryTurns
 from worker.stream.pipeline import BatchProcessor, Outgoing
-from worker.stream.ports import StoredTurn
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 TOPICS = {
@@ -49,57 +48,20 @@ RECORDS = {
 }
 
 
-class DictTurns:
-    """TurnStore over a dict; ``poison`` turn ids raise on read, like a bug would."""
-
-    def __init__(self, poison: Collection[str] = ()) -> None:
-        self.turns: dict[str, StoredTurn] = {}
-        self.poison = set(poison)
-
-    def get(self, turn_id: str) -> StoredTurn | None:
-        if turn_id in self.poison:
-            raise KeyError(turn_id)
-        return self.turns.get(turn_id)
-
-    def put(self, turn_id: str, partition: int, state: TurnState) -> None:
-        self.turns[turn_id] = StoredTurn(state, partition)
-
-    def delete(self, turn_id: str, partition: int) -> None:
-        self.turns.pop(turn_id, None)
-
-
-class Sent:
-    """A list-backed Publisher: every record, in the order it was handed over."""
-
-    def __init__(self) -> None:
-        self.records: list[tuple[str, bytes | None, bytes, Headers]] = []
-
-    async def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes,
-        headers: Headers,
-        partition: int | None = None,
-    ) -> Awaitable[object]:
-        self.records.append((topic, key, value, headers))
-
-        async def acked() -> object:
-            return None
-
-        return acked()
+class Sent(MemoryPublisher):
+    """The shared in-memory publisher, with views by topic for these tests."""
 
     def on(self, topic: str) -> list[dict[str, Any]]:
-        return [orjson.loads(v) for t, _, v, _ in self.records if t == TOPICS[topic]]
+        return [orjson.loads(v) for v in self.values(TOPICS[topic])]
 
     def topics(self) -> list[str]:
-        return [t for t, _, _, _ in self.records]
+        return [r.topic for r in self.records]
 
     def dead_letters(self) -> list[tuple[bytes | None, str]]:
         return [
-            (k, dict(h)["dlq.error.class"].decode())
-            for t, k, _, h in self.records
-            if t == TOPICS["dlq"]
+            (r.key, dict(r.headers)["dlq.error.class"].decode())
+            for r in self.records
+            if r.topic == TOPICS["dlq"]
         ]
 
 
@@ -131,9 +93,9 @@ def settings(**overrides: Any) -> Settings:
 
 
 def processor(
-    evidence: Any, turns: DictTurns | None = None, **overrides: Any
-) -> tuple[BatchProcessor, DictTurns, Sent]:
-    turns = turns or DictTurns()
+    evidence: Any, turns: MemoryTurns | None = None, **overrides: Any
+) -> tuple[BatchProcessor, MemoryTurns, Sent]:
+    turns = turns or MemoryTurns()
     sent = Sent()
     proc = BatchProcessor(
         settings=settings(**overrides),
@@ -197,7 +159,7 @@ async def test_a_turns_drafts_are_decided_in_order_within_one_batch() -> None:
             rec("t-c", DANGLING, attempt=1),
         ]
     )
-    assert [(t.split(".")[-1], k) for t, k, _, _ in sent.records] == [
+    assert [(t.split(".")[-1], k) for t, k, _, _, _ in sent.records] == [
         ("regenerate", b"t-a"),
         ("ledger", b"t-a"),
         ("validated", b"t-b"),
@@ -242,7 +204,7 @@ async def test_outputs_are_handed_to_the_producer_in_decision_order() -> None:
     slow = SlowFirstEnqueue()
     proc._publisher = slow
     await proc.process([rec("t-a", DANGLING), rec("t-a", GOOD, attempt=1)])
-    assert [(t.split(".")[-1], k) for t, k, _, _ in slow.records] == [
+    assert [(t.split(".")[-1], k) for t, k, _, _, _ in slow.records] == [
         ("regenerate", b"t-a"),
         ("ledger", b"t-a"),
         ("validated", b"t-a"),
@@ -277,7 +239,7 @@ async def test_no_fetch_when_nothing_is_cited() -> None:
 
 async def test_with_a_budget_an_outage_dead_letters_and_never_decides() -> None:
     store = DownStore(failures=float("inf"))
-    turns = DictTurns()
+    turns = MemoryTurns()
     proc, turns, sent = processor(store, turns, retry_budget=2)
     # A turn already waiting for its regeneration: a verdict now would end it.
     first, _, first_sent = processor(InMemoryEvidenceStore(RECORDS), turns)
@@ -295,7 +257,7 @@ async def test_with_a_budget_an_outage_dead_letters_and_never_decides() -> None:
     ]
     assert set(sent.topics()) == {TOPICS["dlq"]}
     assert dict(report.dead_letters) == {"infra_unavailable": 3}
-    messages = {dict(h)["dlq.error.message"] for t, _, _, h in sent.records}
+    messages = {dict(h)["dlq.error.message"] for t, _, _, h, _ in sent.records}
     assert messages == {b"evidence store unavailable after 3 attempts"}
     # State untouched: the regeneration is still awaited, the others are still open.
     assert turns.turns["t-r"].state.phase.value == "regenerating"
@@ -330,10 +292,10 @@ async def test_unlimited_budget_waits_for_the_store_then_decides() -> None:
 
 
 async def test_a_poison_record_dead_letters_only_itself() -> None:
-    proc, _, sent = processor(InMemoryEvidenceStore(RECORDS), DictTurns(poison={"t-bad"}))
+    proc, _, sent = processor(InMemoryEvidenceStore(RECORDS), MemoryTurns(poison={"t-bad"}))
     report = await proc.process([rec("t-1", GOOD), rec("t-bad", GOOD), rec("t-2", DANGLING)])
     assert sent.dead_letters() == [(b"t-bad", "internal_error")]
-    (header,) = [dict(h) for t, _, _, h in sent.records if t == TOPICS["dlq"]]
+    (header,) = [dict(h) for t, _, _, h, _ in sent.records if t == TOPICS["dlq"]]
     assert header["dlq.error.message"] == b"internal error: KeyError"
     assert [m["turn_id"] for m in sent.on("validated")] == ["t-1"]
     assert [m["turn_id"] for m in sent.on("regenerate")] == ["t-2"]
@@ -387,7 +349,7 @@ async def test_traceparent_is_copied_to_every_output_of_its_draft() -> None:
     proc, _, sent = processor(InMemoryEvidenceStore(RECORDS))
     traced = rec("t-1", DANGLING)._replace(headers=(("traceparent", TRACEPARENT), ("other", b"x")))
     await proc.process([traced, rec("t-2", GOOD)])
-    by_key = {(t, k): h for t, k, _, h in sent.records}
+    by_key = {(t, k): h for t, k, _, h, _ in sent.records}
     assert by_key[TOPICS["regenerate"], b"t-1"] == (("traceparent", TRACEPARENT),)
     assert by_key[TOPICS["ledger"], b"t-1"] == (("traceparent", TRACEPARENT),)
     assert by_key[TOPICS["validated"], b"t-2"] == ()
@@ -423,7 +385,7 @@ async def test_a_regeneration_timeout_carries_the_turns_traceparent() -> None:
     await proc.process([traced])
     assert turns.turns["t-to"].state.traceparent == VALID_TRACE.decode()
     await proc.process([deadline_tick("t-to")])
-    timeout = [(k, v, h) for t, k, v, h in sent.records if t == TOPICS["could_not_ground"]]
+    timeout = [(k, v, h) for t, k, v, h, _ in sent.records if t == TOPICS["could_not_ground"]]
     assert len(timeout) == 1
     key, value, headers = timeout[0]
     assert key == b"t-to"
@@ -431,7 +393,7 @@ async def test_a_regeneration_timeout_carries_the_turns_traceparent() -> None:
     assert headers == (("traceparent", VALID_TRACE),)
     # A redelivered tick re-publishes the same event with the same trace.
     await proc.process([deadline_tick("t-to")])
-    again = [h for t, _, _, h in sent.records if t == TOPICS["could_not_ground"]]
+    again = [h for t, _, _, h, _ in sent.records if t == TOPICS["could_not_ground"]]
     assert again == [(("traceparent", VALID_TRACE),)] * 2
 
 
@@ -443,7 +405,7 @@ async def test_a_turn_keeps_no_trace_context_unless_it_is_valid(header: Headers)
     await proc.process([rec("t-nt", DANGLING)._replace(headers=header)])
     assert turns.turns["t-nt"].state.traceparent is None
     await proc.process([deadline_tick("t-nt")])
-    timeout = [h for t, _, _, h in sent.records if t == TOPICS["could_not_ground"]]
+    timeout = [h for t, _, _, h, _ in sent.records if t == TOPICS["could_not_ground"]]
     assert timeout == [()]
 
 
@@ -522,7 +484,7 @@ async def test_deferred_records_are_published_after_the_outputs_of_their_batch()
     proc._also_publish = changelog
     await proc.process([rec("t-1", GOOD)])
     assert asked == [0]
-    assert [t for t, _, _, _ in sent.records] == [
+    assert [t for t, _, _, _, _ in sent.records] == [
         TOPICS["validated"],
         TOPICS["ledger"],
         "turns-changelog",
@@ -558,7 +520,7 @@ class SlowAcks(Sent):
         headers: Headers,
         partition: int | None = None,
     ) -> Awaitable[object]:
-        self.records.append((topic, key, value, headers))
+        await super().send(topic, key, value, headers, partition)
         return asyncio.ensure_future(asyncio.sleep(self.delay))
 
 
@@ -596,7 +558,7 @@ async def test_each_drafts_latency_is_observed_from_produced_at_else_its_record_
     proc = BatchProcessor(
         settings=settings(),
         evidence=InMemoryEvidenceStore(RECORDS),
-        turns=DictTurns(),
+        turns=MemoryTurns(),
         publisher=sent,
         policies=PolicyBook(),
         metrics=metrics,

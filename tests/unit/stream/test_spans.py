@@ -11,13 +11,14 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
-from test_pipeline import GOOD, RECORDS, TOPICS, DictTurns, Sent, rec, settings
+from test_pipeline import GOOD, RECORDS, TOPICS, Sent, rec, settings
 
 from worker.core.policy import PolicyBook
 from worker.core.ports import InMemoryEvidenceStore
 from worker.kafka.records import Incoming
 from worker.metrics import Metrics
 from worker.spans import Spans, spans_for
+from worker.stream.memory import MemoryTurns
 from worker.stream.pipeline import BatchProcessor
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -42,7 +43,7 @@ def processor(exporter: InMemorySpanExporter) -> tuple[BatchProcessor, Sent]:
     proc = BatchProcessor(
         settings=settings(topics=TOPICS),
         evidence=InMemoryEvidenceStore(RECORDS),
-        turns=DictTurns(),
+        turns=MemoryTurns(),
         publisher=sent,
         policies=PolicyBook(),
         metrics=Metrics(),
@@ -75,7 +76,7 @@ async def test_the_draft_span_is_the_producers_child_and_every_derived_message_n
     assert draft.attributes["messaging.kafka.offset"] >= 0
 
     worker_parent = f"00-{TRACE_ID}-{draft.context.span_id:016x}-01".encode()
-    published = [(t, dict(h)) for t, _, _, h in sent.records]
+    published = [(t, dict(h)) for t, _, _, h, _ in sent.records]
     assert [t for t, _ in published] == [TOPICS["validated"], TOPICS["ledger"]]
     for _, headers in published:
         assert headers["traceparent"] == worker_parent
@@ -91,7 +92,7 @@ async def test_a_regenerate_request_and_its_state_carry_the_workers_span(
     assert draft.attributes is not None
     assert draft.attributes["grounding.outcome"] == "regenerate"
     assert list(draft.attributes["grounding.failure_codes"]) == ["dangling_citation"]
-    regen = [dict(h) for t, _, _, h in sent.records if t == TOPICS["regenerate"]]
+    regen = [dict(h) for t, _, _, h, _ in sent.records if t == TOPICS["regenerate"]]
     assert regen[0]["traceparent"] == f"00-{TRACE_ID}-{draft.context.span_id:016x}-01".encode()
 
 
@@ -105,7 +106,7 @@ async def test_a_dead_letter_keeps_the_drafts_own_headers_and_the_span_says_why(
     assert draft.attributes is not None
     assert draft.attributes["grounding.outcome"] == "dead_lettered"
     assert draft.attributes["grounding.error_class"] == "malformed_envelope"
-    (headers,) = [dict(h) for t, _, _, h in sent.records if t == TOPICS["dlq"]]
+    (headers,) = [dict(h) for t, _, _, h, _ in sent.records if t == TOPICS["dlq"]]
     assert headers["traceparent"] == TRACEPARENT
 
 

@@ -64,3 +64,12 @@ def replace_in(text: str) -> str:
     start = text.index(BEGIN)
     stop = text.index(END, start) + len(END)
     return text[:start] + render() + text[stop:]
+
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def main() -> None:
+    """Rewrite the README's table in place."""
+    README.write_text(replace_in(README.read_text(encoding="utf-8")), encoding="utf-8")
+    print(f"wrote {README.name}")

@@ -1,0 +1,7 @@
+"""``python -m testbed COMMAND``: see ``testbed.cli``."""
+
+import sys
+
+from testbed.cli import run
+
+sys.exit(run())

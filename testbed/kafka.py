@@ -1,0 +1,238 @@
+"""Apache Kafka 4.1 in KRaft mode: one combined broker and controller, jars from Maven Central.
+
+Besides the plaintext listener it serves SASL_SSL (PLAIN, SCRAM-SHA-256/512) with a CA, broker
+and client certificates made here with openssl and a SCRAM user made with Kafka's own
+ConfigCommand (kafka-configs).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import socket
+import struct
+from pathlib import Path
+
+from testbed.cache import digest
+from testbed.layout import CACHE, ROOT, START_TIMEOUT_S, STATE, say
+from testbed.net import recv_exact
+from testbed.ports import Ports
+from testbed.process import (
+    fail_fast,
+    group_alive,
+    kill_group,
+    pid_alive,
+    read_pid,
+    require_tool,
+    run,
+    spawn,
+    wait_until,
+)
+
+SASL_USER = "gw-test"
+HOME = STATE / "kafka"
+LOG4J = ROOT / "services/kafka/log4j2.properties"
+
+
+def metadata_ok(port: int) -> bool:
+    """Send a Metadata v0 request (all topics) and check the broker lists itself."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+            s.settimeout(2)
+            client_id = b"testbed"
+            req = struct.pack(">hhih", 3, 0, 7, len(client_id)) + client_id + struct.pack(">i", 0)
+            s.sendall(struct.pack(">i", len(req)) + req)
+            size = struct.unpack(">i", recv_exact(s, 4))[0]
+            body = recv_exact(s, size)
+    except (OSError, struct.error):
+        return False
+    correlation, brokers = struct.unpack(">ii", body[:8])
+    return bool(correlation == 7 and brokers >= 1)
+
+
+def jars() -> Path:
+    """The broker's class path, copied from Maven Central once per version of the pom."""
+    pom = ROOT / "services/kafka/pom.xml"
+    lib = CACHE / f"kafka-{digest(pom)}" / "lib"
+    if (lib / ".complete").exists():
+        return lib
+    require_tool("mvn", "maven")
+    require_tool("java", "openjdk-17-jre-headless")
+    say("kafka: fetching the broker's jars with Maven (cached afterwards)")
+    tmp = lib.with_name("lib.partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    run(
+        [
+            "mvn", "-B", "-q", "-f", str(pom), "dependency:copy-dependencies",
+            f"-DoutputDirectory={tmp}", "-DincludeScope=runtime",
+        ]
+    )  # fmt: skip
+    (tmp / ".complete").touch()
+    shutil.rmtree(lib, ignore_errors=True)
+    tmp.rename(lib)
+    return lib
+
+
+def bed_secrets(home: Path) -> dict[str, str]:
+    """The bed's SASL password and keystore password, made once per state directory."""
+    path = home / "secrets.json"
+    if path.exists():
+        return dict(json.loads(path.read_text()))
+    found = {"sasl_password": secrets.token_urlsafe(18), "keystore_password": secrets.token_hex(12)}
+    path.write_text(json.dumps(found) + "\n")
+    path.chmod(0o600)
+    return found
+
+
+def tls_files(home: Path, keystore_password: str) -> Path:
+    """A self-signed CA, a broker certificate for 127.0.0.1 (PKCS12 keystore) and a client
+    certificate, made with openssl once per state directory."""
+    tls = home / "tls"
+    if (tls / ".complete").exists():
+        return tls
+    require_tool("openssl", "openssl")
+    shutil.rmtree(tls, ignore_errors=True)
+    tls.mkdir(parents=True)
+
+    def openssl(*args: str) -> None:
+        run(["openssl", *args], cwd=tls)
+
+    openssl(
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650",
+        "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=grounding-worker test bed CA",
+        "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+        "-addext", "subjectKeyIdentifier=hash",
+    )  # fmt: skip
+    for name, usage, san in (
+        ("broker", "serverAuth", "IP:127.0.0.1,DNS:localhost"),
+        ("client", "clientAuth", "DNS:grounding-worker"),
+    ):
+        (tls / f"{name}.ext").write_text(
+            "basicConstraints=critical,CA:FALSE\n"
+            "keyUsage=critical,digitalSignature,keyEncipherment\n"
+            f"extendedKeyUsage={usage}\n"
+            f"subjectAltName={san}\n"
+            "subjectKeyIdentifier=hash\n"
+            "authorityKeyIdentifier=keyid,issuer\n"
+        )
+        openssl(
+            "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key",
+            "-out", f"{name}.csr", "-subj", f"/CN={name}",
+        )  # fmt: skip
+        openssl(
+            "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "-CAcreateserial", "-days", "3650", "-out", f"{name}.pem",
+            "-extfile", f"{name}.ext",
+        )  # fmt: skip
+    openssl(
+        "pkcs12", "-export", "-in", "broker.pem", "-inkey", "broker.key", "-certfile", "ca.pem",
+        "-name", "broker", "-out", "broker.p12", "-passout", f"pass:{keystore_password}",
+    )  # fmt: skip
+    for key in tls.glob("*.key"):
+        key.chmod(0o600)
+    (tls / ".complete").touch()
+    return tls
+
+
+def java() -> list[str]:
+    """`java` with the broker's logging configuration and class path."""
+    return ["java", "-Dlog4j2.configurationFile=" + str(LOG4J), "-cp", str(jars() / "*")]
+
+
+def add_scram_user(p: Ports) -> None:
+    """Create the SCRAM-SHA-256/512 user with Kafka's ConfigCommand (kafka-configs), once per
+    data directory (a broker started before this step existed gets it on the next `up`)."""
+    marker = HOME / "data" / ".scram-user"
+    if marker.exists() or not (HOME / "data").exists():
+        return
+    password = bed_secrets(HOME)["sasl_password"]
+    for bits in (256, 512):  # one mechanism per request: Kafka refuses two for one user at once
+        credential = f"SCRAM-SHA-{bits}=[iterations=4096,password={password}]"
+        run(
+            [
+                *java(), "kafka.admin.ConfigCommand",
+                "--bootstrap-server", f"127.0.0.1:{p['kafka']}",
+                "--alter", "--add-config", credential,
+                "--entity-type", "users", "--entity-name", SASL_USER,
+            ]
+        )  # fmt: skip
+    marker.touch()
+
+
+def secure_env(p: Ports) -> list[str]:
+    """`export` lines for the SASL_SSL listener, once the bed has made its credentials."""
+    tls = HOME / "tls"
+    if not (tls / ".complete").exists() or not (HOME / "secrets.json").exists():
+        return []
+    password = bed_secrets(HOME)["sasl_password"]
+    return [
+        f"export TESTBED_KAFKA_SASL_SSL_SERVERS=127.0.0.1:{p['kafka_secure']}",
+        f"export TESTBED_KAFKA_SASL_USERNAME={SASL_USER}",
+        f"export TESTBED_KAFKA_SASL_PASSWORD={password}",
+        f"export TESTBED_KAFKA_CA_FILE={tls / 'ca.pem'}",
+        f"export TESTBED_KAFKA_CLIENT_CERT={tls / 'client.pem'}",
+        f"export TESTBED_KAFKA_CLIENT_KEY={tls / 'client.key'}",
+    ]
+
+
+def server_properties(p: Ports, tls: Path, secret: dict[str, str]) -> str:
+    """services/kafka/server.properties.in with this bed's ports, paths and secrets."""
+    template = (ROOT / "services/kafka/server.properties.in").read_text()
+    return (
+        template.replace("@KAFKA_PORT@", str(p["kafka"]))
+        .replace("@CONTROLLER_PORT@", str(p["kafka_controller"]))
+        .replace("@SECURE_PORT@", str(p["kafka_secure"]))
+        .replace("@TLS_DIR@", str(tls))
+        .replace("@KEYSTORE_PASSWORD@", secret["keystore_password"])
+        .replace("@SASL_USER@", SASL_USER)
+        .replace("@SASL_PASSWORD@", secret["sasl_password"])
+        .replace("@DATA_DIR@", str(HOME / "data"))
+    )
+
+
+def start(p: Ports) -> None:
+    data = HOME / "data"
+    HOME.mkdir(parents=True, exist_ok=True)
+    cmd = java()
+    secret = bed_secrets(HOME)
+    tls = tls_files(HOME, secret["keystore_password"])
+    (HOME / "server.properties").write_text(server_properties(p, tls, secret))
+    if not (data / "meta.properties").exists():
+        shutil.rmtree(data, ignore_errors=True)
+        cluster_id = run([*cmd, "kafka.tools.StorageTool", "random-uuid"]).strip()
+        run(
+            [
+                *cmd, "kafka.tools.StorageTool", "format",
+                "-t", cluster_id, "-c", str(HOME / "server.properties"),
+            ]
+        )  # fmt: skip
+    log = HOME / "kafka.log"
+    jvm = ["-Xms256m", "-Xmx768m", "-XX:+UseG1GC", "-Djava.awt.headless=true"]
+    pid = spawn(
+        [*cmd[:2], *jvm, *cmd[2:], "kafka.Kafka", str(HOME / "server.properties")],
+        log,
+        cwd=HOME,
+    )
+    (HOME / "pid").write_text(f"{pid}\n")
+    wait_until(
+        "kafka",
+        lambda: (pid_alive(pid) or fail_fast("kafka", log)) and metadata_ok(p["kafka"]),
+        log,
+        START_TIMEOUT_S,
+    )
+
+
+def running(p: Ports) -> int | None:
+    pid = read_pid(HOME / "pid")
+    if pid and pid_alive(pid) and metadata_ok(p["kafka"]):
+        return pid
+    return None
+
+
+def stop(p: Ports) -> None:
+    pid = read_pid(HOME / "pid")
+    if pid and group_alive(pid):
+        kill_group(pid)
+    (HOME / "pid").unlink(missing_ok=True)
