@@ -45,6 +45,7 @@ from worker.kafka.publisher import ProducerPublisher
 from worker.kafka.records import OutRecord
 from worker.settings import Settings
 from worker.stream.app import _new_app
+from worker.stream.faust_internals import aiokafka_producer
 
 PARTITIONS = 6
 
@@ -111,7 +112,7 @@ async def main(args: argparse.Namespace) -> None:
     await admin.create_topics([NewTopic(t, PARTITIONS, 1) for t in topics])
     app = _new_app(settings)
     await app.producer.start()
-    publisher = ProducerPublisher(app.producer)
+    publisher = ProducerPublisher(app.producer, lambda: aiokafka_producer(app.producer))
     paths = {"per_record": _per_record, "batched": _batched}
     best: dict[str, tuple[float, float]] = {}
     try:

@@ -27,6 +27,7 @@ from worker.kafka.publisher import ProducerPublisher
 from worker.kafka.records import OutRecord
 from worker.settings import Settings
 from worker.stream.app import _new_app
+from worker.stream.faust_internals import aiokafka_producer
 
 pytestmark = pytest.mark.integration
 
@@ -63,7 +64,12 @@ async def bed(kafka_bootstrap: str, tmp_path: Path) -> AsyncIterator[Bed]:
         )
         await app.producer.start()
         try:
-            yield Bed(kafka_bootstrap, out, changelog, ProducerPublisher(app.producer))
+            yield Bed(
+                kafka_bootstrap,
+                out,
+                changelog,
+                ProducerPublisher(app.producer, lambda: aiokafka_producer(app.producer)),
+            )
         finally:
             await app.producer.stop()
     finally:

@@ -13,7 +13,6 @@ from test_pipeline import DANGLING, GOOD, RECORDS, processor, rec
 from worker.core.ports import InMemoryEvidenceStore
 from worker.faults import BrokerUnavailable, PoisonFault
 from worker.kafka.records import Headers, OutRecord
-from worker.stream.pipeline import Outgoing
 from worker.stream.ports import BulkPublisher
 
 
@@ -58,8 +57,8 @@ class Bulk:
         return out
 
 
-def out(*values: bytes) -> list[Outgoing]:
-    return [Outgoing("gw.out", b"k", v, (), None) for v in values]
+def out(*values: bytes) -> list[OutRecord]:
+    return [OutRecord("gw.out", b"k", v, (), None) for v in values]
 
 
 def test_the_fake_is_a_bulk_publisher() -> None:
