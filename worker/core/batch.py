@@ -31,8 +31,7 @@ one. Every rule of the batch is here:
   ``internal_error`` (its state untouched), and the batch goes on.
 
 Dead letters are routes, not records: the shell writes them (``worker.kafka.dlq``: the original
-bytes, ``dlq.*`` headers, the time it failed), in their place among the records
-(:attr:`BatchOutcome.in_order`).
+bytes, ``dlq.*`` headers, the time it failed), in their route's place among the records.
 """
 
 from __future__ import annotations
@@ -148,16 +147,8 @@ class BatchOutcome(NamedTuple):
 
     @property
     def records(self) -> list[OutRecord]:
-        """Every record to append except dead letters, in order."""
+        """Every record to append except dead letters (the shell writes those), in order."""
         return [r for route in self.routes for r in route.records]
-
-    def in_order(self) -> Iterable[Route | OutRecord]:
-        """Records to append and routes to dead-letter, in the order they were decided."""
-        for route in self.routes:
-            if route.dead_letter is not None:
-                yield route
-            else:
-                yield from route.records
 
 
 def plan_record(rec: Incoming, policies: PolicyBook, *, max_bytes: int) -> Planned:
