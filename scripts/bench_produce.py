@@ -70,9 +70,9 @@ def _records(topics: tuple[str, str, str], drafts: int, batch: int) -> list[OutR
             "citations": [{"id": f"OBS-{i}", "kind": "OBS", "ok": True} for i in range(10)],
         }
         state = {"phase": "done", "attempt": 0, "digest": secrets.token_hex(16)}
-        records.append((out_t, turn, orjson.dumps(answer), headers, None))
-        records.append((ledger_t, turn, orjson.dumps(ledger), (), None))
-        records.append((changelog_t, turn, orjson.dumps(state), (), d % PARTITIONS))
+        records.append(OutRecord(out_t, turn, orjson.dumps(answer), headers, None))
+        records.append(OutRecord(ledger_t, turn, orjson.dumps(ledger), (), None))
+        records.append(OutRecord(changelog_t, turn, orjson.dumps(state), (), d % PARTITIONS))
     return records
 
 
