@@ -1,8 +1,8 @@
 """The turn state machine (contract §3.8): one pure transition per decided record.
 
-The worker keeps a ``TurnState`` per ``turn_id`` (no state = *open*) and calls ``decide`` for a
-draft or ``on_deadline`` for a regeneration-deadline tick; it stores ``Decision.state`` and
-publishes ``Decision.outbound`` in order.
+The batch (``worker.core.batch``) keeps a ``TurnState`` per ``turn_id`` (no state = *open*) and
+calls ``decide`` for a draft or ``on_deadline`` for a regeneration-deadline tick; the table holds
+``Decision.state`` and ``Decision.outbound``'s messages are published in order.
 
 Decisions:
 
@@ -93,8 +93,8 @@ class TurnState(BaseModel):
     terminal_ledger: str | None = None
     attempts_decided: int = 0
     ended_at: datetime | None = None
-    #: The W3C ``traceparent`` of the draft that asked for the regeneration (set by the stream
-    #: shell, valid or absent): a timeout's could-not-ground event carries it.
+    #: The W3C ``traceparent`` of the draft that asked for the regeneration (set by the batch,
+    #: ``worker.core.batch``; valid or absent): a timeout's could-not-ground event carries it.
     traceparent: str | None = None
 
 
