@@ -287,7 +287,7 @@ class _Deciding:
             return Route(planned, dead_letter=judgement.dead_letter, judgement=judgement)
         # The trace a waiting turn keeps: the worker's span's with spans on, else the draft's.
         trace = parent if spans else rec.header("traceparent")
-        decision = _with_trace(judgement.decision, judgement.before, trace)
+        decision = _keep_trace_while_waiting(judgement.decision, judgement.before, trace)
         self._store(draft.turn_id, rec.partition, judgement.before, decision)
         headers = trace_headers(rec)
         if spans and parent is not None:
@@ -346,7 +346,7 @@ class _Deciding:
             self.states[write.turn_id] = write.state
 
 
-def _with_trace(
+def _keep_trace_while_waiting(
     decision: Decision, before: TurnState | None, traceparent: bytes | str | None
 ) -> Decision:
     """Keep the draft's trace context in a turn that now waits for its regeneration.
