@@ -45,6 +45,7 @@ from worker.kafka.publisher import ProducerPublisher
 from worker.kafka.records import OutRecord
 from worker.settings import Settings
 from worker.stream.app import _new_app
+from worker.stream.faust_internals import aiokafka_producer
 
 PARTITIONS = 6
 
@@ -69,9 +70,9 @@ def _records(topics: tuple[str, str, str], drafts: int, batch: int) -> list[OutR
             "citations": [{"id": f"OBS-{i}", "kind": "OBS", "ok": True} for i in range(10)],
         }
         state = {"phase": "done", "attempt": 0, "digest": secrets.token_hex(16)}
-        records.append((out_t, turn, orjson.dumps(answer), headers, None))
-        records.append((ledger_t, turn, orjson.dumps(ledger), (), None))
-        records.append((changelog_t, turn, orjson.dumps(state), (), d % PARTITIONS))
+        records.append(OutRecord(out_t, turn, orjson.dumps(answer), headers, None))
+        records.append(OutRecord(ledger_t, turn, orjson.dumps(ledger), (), None))
+        records.append(OutRecord(changelog_t, turn, orjson.dumps(state), (), d % PARTITIONS))
     return records
 
 
@@ -111,7 +112,7 @@ async def main(args: argparse.Namespace) -> None:
     await admin.create_topics([NewTopic(t, PARTITIONS, 1) for t in topics])
     app = _new_app(settings)
     await app.producer.start()
-    publisher = ProducerPublisher(app.producer)
+    publisher = ProducerPublisher(app.producer, lambda: aiokafka_producer(app.producer))
     paths = {"per_record": _per_record, "batched": _batched}
     best: dict[str, tuple[float, float]] = {}
     try:

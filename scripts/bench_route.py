@@ -56,6 +56,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from bench_e2e import corpus as bench_corpus  # noqa: E402
 from bench_e2e import drafts as bench_drafts  # noqa: E402
 
+from worker.core import batch as core_batch  # noqa: E402
 from worker.core.envelope import EnvelopeRejection  # noqa: E402
 from worker.core.evidence import EvidenceKind, EvidenceRecord  # noqa: E402
 from worker.core.grounding import admit, judge  # noqa: E402
@@ -63,14 +64,14 @@ from worker.core.policy import PolicyBook  # noqa: E402
 from worker.core.ports import InMemoryEvidenceStore  # noqa: E402
 from worker.core.turns import TurnState  # noqa: E402
 from worker.kafka.publisher import ProducerPublisher  # noqa: E402
-from worker.kafka.records import Incoming  # noqa: E402
+from worker.kafka.records import Incoming, OutRecord  # noqa: E402
 from worker.logs import configure_logging  # noqa: E402
 from worker.metrics import Metrics  # noqa: E402
 from worker.settings import Settings  # noqa: E402
 from worker.stores.rows import parse_document, parse_sql_row  # noqa: E402
-from worker.stream import pipeline  # noqa: E402
 from worker.stream.app import PRODUCER_BATCH_BYTES as BATCH_BYTES  # noqa: E402
-from worker.stream.pipeline import BatchProcessor, Outgoing  # noqa: E402
+from worker.stream.faust_internals import RocksPartitions  # noqa: E402
+from worker.stream.pipeline import BatchProcessor  # noqa: E402
 from worker.stream.turn_table import FaustTurnStore  # noqa: E402
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
@@ -95,7 +96,7 @@ class _Kafka:
         self._loop = loop
         self.handed = 0
 
-    def _ensure_producer(self) -> _Kafka:
+    def client(self) -> _Kafka:
         return self
 
     def create_batch(self) -> BatchBuilder:
@@ -218,8 +219,9 @@ def whole_process(
         if table_store == "memory":
             return _Table()
         table = _rocksdb_table(root, next(runs))
+        databases = RocksPartitions(table.data)
         for partition in range(PARTITIONS):  # every database open, as after an assignment
-            table.data._db_for_partition(partition)
+            databases.db(partition)
         return table
 
     def run() -> None:
@@ -230,17 +232,17 @@ def whole_process(
             kafka = _Kafka(loop)
             turns = FaustTurnStore(table, defer_changelog=True)
 
-            def changelog() -> list[Outgoing]:
+            def changelog() -> list[OutRecord]:
                 return [
-                    Outgoing(CHANGELOG, key, value, (), partition)
-                    for partition, key, value in turns.take_unsent()
+                    OutRecord(CHANGELOG, key, value, (), partition)
+                    for partition, key, value in turns.drain_unsent()
                 ]
 
             processor = BatchProcessor(
                 settings=settings,
                 evidence=store,
                 turns=turns,
-                publisher=ProducerPublisher(kafka),
+                publisher=ProducerPublisher(kafka, kafka.client),
                 policies=PolicyBook(),
                 metrics=metrics,
                 worker_version="bench",
@@ -261,11 +263,11 @@ def whole_process(
 
 
 def shell_only(process: Callable[[], None]) -> Callable[[], None]:
-    """``process`` with the core's answers replayed: ``admit`` and ``judge`` (as the pipeline
-    calls them) return what they returned in a recorded run, so only the shell is timed."""
+    """``process`` with the core's answers replayed: ``admit`` and ``judge`` (as the core's
+    batch calls them) return what they returned in a recorded run, so only the shell is timed."""
     admits: dict[int, Any] = {}
     judges: list[Any] = []
-    real_admit, real_judge = pipeline.admit, pipeline.judge
+    real_admit, real_judge = core_batch.admit, core_batch.judge
 
     def record_admit(key: bytes | None, value: bytes, **kw: Any) -> Any:
         admits[id(value)] = answer = real_admit(key, value, **kw)
@@ -276,20 +278,20 @@ def shell_only(process: Callable[[], None]) -> Callable[[], None]:
         judges.append(answer)
         return answer
 
-    pipeline.admit, pipeline.judge = record_admit, record_judge  # type: ignore[assignment]
+    core_batch.admit, core_batch.judge = record_admit, record_judge  # type: ignore[assignment]
     try:
         process()
     finally:
-        pipeline.admit, pipeline.judge = real_admit, real_judge
+        core_batch.admit, core_batch.judge = real_admit, real_judge
 
     def run() -> None:
         replay = iter(judges)
-        pipeline.admit = lambda key, value, **kw: admits[id(value)]  # type: ignore[assignment]
-        pipeline.judge = lambda *args, **kw: next(replay)  # type: ignore[assignment]
+        core_batch.admit = lambda key, value, **kw: admits[id(value)]  # type: ignore[assignment]
+        core_batch.judge = lambda *args, **kw: next(replay)  # type: ignore[assignment]
         try:
             process()
         finally:
-            pipeline.admit, pipeline.judge = real_admit, real_judge
+            core_batch.admit, core_batch.judge = real_admit, real_judge
 
     return run
 

@@ -26,6 +26,7 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
+from worker.core.contract import DEFAULT_TOPICS, TopicRole
 from worker.faults import UsageFault
 
 ENV_PREFIX = "GW_"
@@ -38,19 +39,40 @@ class TopicNames(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     drafts: str = Field(
-        default="agent.drafts", min_length=1, description="drafts from the agents (input)"
+        default=DEFAULT_TOPICS[TopicRole.DRAFTS],
+        min_length=1,
+        description="drafts from the agents (input)",
     )
     regenerate: str = Field(
-        default="agent.regenerate", min_length=1, description="regenerate requests"
+        default=DEFAULT_TOPICS[TopicRole.REGENERATE],
+        min_length=1,
+        description="regenerate requests",
     )
     validated: str = Field(
-        default="answers.validated", min_length=1, description="grounded answers"
+        default=DEFAULT_TOPICS[TopicRole.VALIDATED], min_length=1, description="grounded answers"
     )
     could_not_ground: str = Field(
-        default="answers.could_not_ground", min_length=1, description="could-not-ground events"
+        default=DEFAULT_TOPICS[TopicRole.COULD_NOT_GROUND],
+        min_length=1,
+        description="could-not-ground events",
     )
-    ledger: str = Field(default="citations.ledger", min_length=1, description="the citation ledger")
-    dlq: str = Field(default="agent.drafts.dlq", min_length=1, description="dead letters")
+    ledger: str = Field(
+        default=DEFAULT_TOPICS[TopicRole.LEDGER], min_length=1, description="the citation ledger"
+    )
+    dlq: str = Field(
+        default=DEFAULT_TOPICS[TopicRole.DLQ], min_length=1, description="dead letters"
+    )
+
+    def by_role(self) -> dict[TopicRole, str]:
+        """Each topic's name by what it is for (the core addresses its records by role)."""
+        return {
+            TopicRole.DRAFTS: self.drafts,
+            TopicRole.REGENERATE: self.regenerate,
+            TopicRole.VALIDATED: self.validated,
+            TopicRole.COULD_NOT_GROUND: self.could_not_ground,
+            TopicRole.LEDGER: self.ledger,
+            TopicRole.DLQ: self.dlq,
+        }
 
 
 class Settings(BaseSettings):

@@ -28,16 +28,26 @@ from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from opentelemetry.trace import (
+    Link,
+    NonRecordingSpan,
+    Span,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    Tracer,
+    TraceState,
+)
 
 from worker import __version__
+from worker.core.records import Incoming
+from worker.core.tracecontext import parse_traceparent
 from worker.faults import UsageFault
-from worker.kafka.records import Headers, Incoming
 from worker.settings import Settings
 
 TRACER_NAME = "grounding-worker"
-_PROPAGATOR = TraceContextTextMapPropagator()
 
 
 class SpansUnavailableError(UsageFault):
@@ -53,14 +63,30 @@ def traceparent_of(span: Span) -> str | None:
 
 
 def _producer_context(incoming: Incoming) -> Context:
-    carrier: dict[str, str] = {}
+    """The producer's span, as the draft span's parent: the draft's first ``traceparent`` read by
+    the worker's one reader (``worker.core.tracecontext``), with its first ``tracestate``; without
+    a valid one, an empty context (the draft span starts a new trace)."""
+    first: dict[str, bytes] = {}
     for key, value in incoming.headers:
-        if key in {"traceparent", "tracestate"} and key not in carrier:
-            try:
-                carrier[key] = value.decode("ascii")
-            except UnicodeDecodeError:
-                continue
-    return _PROPAGATOR.extract(carrier)
+        if key in {"traceparent", "tracestate"} and key not in first:
+            first[key] = value
+    parent = parse_traceparent(first.get("traceparent"))
+    if parent is None:
+        return Context()
+    state = None
+    if "tracestate" in first:
+        try:
+            state = TraceState.from_header([first["tracestate"].decode("ascii")])
+        except UnicodeDecodeError:
+            state = None
+    span = SpanContext(
+        trace_id=int(parent.trace_id, 16),
+        span_id=int(parent.span_id, 16),
+        is_remote=True,
+        trace_flags=TraceFlags(int(parent.flags, 16)),
+        trace_state=state,
+    )
+    return trace.set_span_in_context(NonRecordingSpan(span))
 
 
 class Spans:
@@ -139,13 +165,6 @@ class Spans:
             if error is not None:
                 span.set_status(Status(StatusCode.ERROR, type(error).__name__))
             span.end()
-
-
-def with_parent(headers: Headers, traceparent: str | bytes) -> Headers:
-    """``headers`` with ``traceparent`` naming the worker's span; a ``tracestate`` is kept."""
-    kept = tuple((k, v) for k, v in headers if k != "traceparent")
-    value = traceparent.encode("ascii") if isinstance(traceparent, str) else traceparent
-    return (("traceparent", value), *kept)
 
 
 def spans_for(settings: Settings) -> Spans | None:

@@ -27,6 +27,7 @@ from worker.kafka.publisher import ProducerPublisher
 from worker.kafka.records import OutRecord
 from worker.settings import Settings
 from worker.stream.app import _new_app
+from worker.stream.faust_internals import aiokafka_producer
 
 pytestmark = pytest.mark.integration
 
@@ -63,7 +64,12 @@ async def bed(kafka_bootstrap: str, tmp_path: Path) -> AsyncIterator[Bed]:
         )
         await app.producer.start()
         try:
-            yield Bed(kafka_bootstrap, out, changelog, ProducerPublisher(app.producer))
+            yield Bed(
+                kafka_bootstrap,
+                out,
+                changelog,
+                ProducerPublisher(app.producer, lambda: aiokafka_producer(app.producer)),
+            )
         finally:
             await app.producer.stop()
     finally:
@@ -97,8 +103,8 @@ async def test_every_record_reaches_its_partition_in_order_with_key_and_headers(
         trace = (("traceparent", f"00-{secrets.token_hex(16)}-{d:016x}-01".encode()),)
         # 6 KB of incompressible text: 300 outputs over 3 partitions fill two 512 KiB builders
         # on each, so the order across builders is exercised too.
-        records.append((bed.out, turn, secrets.token_hex(3000).encode(), trace, None))
-        records.append((bed.changelog, turn, f"state-{d}".encode(), (), d % PARTITIONS))
+        records.append(OutRecord(bed.out, turn, secrets.token_hex(3000).encode(), trace, None))
+        records.append(OutRecord(bed.changelog, turn, f"state-{d}".encode(), (), d % PARTITIONS))
     acks = await bed.publisher.send_many(records)
     await asyncio.wait(acks)
     assert [a.exception() for a in acks] == [None] * len(records)
@@ -133,9 +139,9 @@ async def test_a_record_the_topic_refuses_fails_alone(bed: Bed) -> None:
     turn = b"turn-big"
     big = os.urandom(TOPIC_MAX_BYTES + 512 * 1024)  # incompressible: over the topic's limit
     records: list[OutRecord] = [
-        (bed.out, turn, b"before", (("n", b"1"),), None),
-        (bed.out, turn, big, (("n", b"2"),), None),
-        (bed.out, turn, b"after", (("n", b"3"),), None),
+        OutRecord(bed.out, turn, b"before", (("n", b"1"),), None),
+        OutRecord(bed.out, turn, big, (("n", b"2"),), None),
+        OutRecord(bed.out, turn, b"after", (("n", b"3"),), None),
     ]
     acks = await bed.publisher.send_many(records)
     await asyncio.wait(acks)
@@ -156,7 +162,7 @@ async def test_a_record_the_topic_refuses_fails_alone(bed: Bed) -> None:
 async def test_keyless_records_are_delivered(bed: Bed) -> None:
     """A dead letter of a keyless draft stays keyless: it goes to a partition the topic has."""
     records: list[OutRecord] = [
-        (bed.out, None, f"keyless-{i}".encode(), (), None) for i in range(5)
+        OutRecord(bed.out, None, f"keyless-{i}".encode(), (), None) for i in range(5)
     ]
     acks = await bed.publisher.send_many(records)
     await asyncio.wait(acks)

@@ -4,6 +4,9 @@
   Faust, so the tools and the ledger sink can use it without starting a Faust app.
 - ``worker/tools`` and ``worker/ledger`` import neither ``worker.stream`` nor Faust.
 - ``worker/cli.py`` reaches ``worker.stream`` only for ``run`` (``worker.stream.main``).
+- One front door per use case: the stream pipeline and ``check`` decide a batch only through
+  ``worker.core.batch`` (``plan_batch``/``plan_record`` and ``decide_batch``), never through the
+  per-draft steps or the turn machine's transitions behind it.
 
 Checked statically (every import statement, including the deferred ones inside functions) and at
 run time (importing every module of those packages in a fresh interpreter loads neither).
@@ -75,3 +78,28 @@ def test_importing_the_faust_free_packages_loads_no_faust() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.strip() == "[]"
+
+
+#: The steps behind the batch door: a shell that calls one decides something of its own.
+BEHIND_THE_DOOR = {
+    "worker.core.grounding.admit",
+    "worker.core.grounding.admit_draft",
+    "worker.core.grounding.judge",
+    "worker.core.turns.decide",
+    "worker.core.turns.on_deadline",
+    "worker.core.turns.expired",
+    "worker.core.control.parse_control",
+    "worker.core.control.is_control",
+    "worker.kafka.control.parse_control",
+    "worker.kafka.control.is_control",
+    "worker.core.tracecontext.parse_traceparent",
+    "worker.core.verdict.evaluate",
+    "worker.core.envelope.parse_envelope",
+}
+
+
+def test_the_shells_decide_a_batch_only_through_the_core_batch_door() -> None:
+    for shell in ("stream/pipeline.py", "tools/check.py"):
+        imported = _imports(WORKER / shell)
+        assert "worker.core.batch.decide_batch" in imported, shell
+        assert sorted(imported & BEHIND_THE_DOOR) == [], shell

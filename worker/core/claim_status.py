@@ -136,7 +136,7 @@ _SUPPORT_RANK = {
 }
 
 
-def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
+def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
     units: tuple[ClaimUnit, ...],
     resolved: Mapping[CitationRef, dict[str, Any]],
     hidden: frozenset[CitationRef],
@@ -225,7 +225,7 @@ def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
     return verdicts, claims, refused, support
 
 
-def _support(  # noqa: PLR0917 -- one cited unit's part of rule7's state
+def _support(  # noqa: PLR0917 -- one cited unit's part of check_claim_units's state
     unit: ClaimUnit,
     text: str,
     cited: Sequence[CitationRef],

@@ -66,6 +66,17 @@ class TopicRole(StrEnum):
     TURNS_CHANGELOG = "turns_changelog"
 
 
+#: The contract's topic names (§1), each overridable in the settings (``GW_TOPICS__*``).
+DEFAULT_TOPICS: dict[TopicRole, str] = {
+    TopicRole.DRAFTS: "agent.drafts",
+    TopicRole.REGENERATE: "agent.regenerate",
+    TopicRole.VALIDATED: "answers.validated",
+    TopicRole.COULD_NOT_GROUND: "answers.could_not_ground",
+    TopicRole.LEDGER: "citations.ledger",
+    TopicRole.DLQ: "agent.drafts.dlq",
+}
+
+
 # --- dead-letter headers (contract §7) -----------------------------------------------------------
 ORIGINAL_TOPIC = "dlq.original.topic"
 ORIGINAL_PARTITION = "dlq.original.partition"

@@ -1,10 +1,11 @@
-"""The per-draft use case, pure: parse → prepare → (resolve) → expired → evaluate → decide.
+"""One draft inside the batch use case, pure: parse → prepare → (resolve) → expired → evaluate →
+decide.
 
-The worker (``worker.stream.pipeline``) and the ``check`` tool (``worker.tools.check``) both walk
-a draft through exactly these functions, so they cannot disagree on a verdict.
+The batch's front door (``worker.core.batch``), which the worker and the ``check`` tool both call,
+walks every draft through exactly these functions, so they cannot disagree on a verdict.
 
 The evidence look-up between prepare and evaluate is IO, and the worker makes one store call for a
-whole batch across its tenants; so the use case is two pure steps around it:
+whole batch across its tenants; so a draft's part is two pure steps around it:
 
 1. :func:`admit` (or :func:`admit_draft` for an already parsed draft): the envelope read, the
    tenant's policy chosen, the output prepared (rules 1-3, claim units). An :class:`Admitted`
@@ -14,8 +15,9 @@ whole batch across its tenants; so the use case is two pure steps around it:
    :class:`Judgement` holds all of it, with the resolutions and unit statuses the ``check``
    report shows (computed when asked: the worker never reads them).
 
-Faults are the caller's: a store that could not be asked is retried or dead-lettered by the shell
-and never reaches :func:`judge`.
+Faults are the caller's: a store that could not be asked is retried by the shell, and a draft of
+a tenant whose evidence could not be had is dead-lettered by the batch; it never reaches
+:func:`judge`.
 """
 
 from __future__ import annotations

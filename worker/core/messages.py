@@ -3,8 +3,7 @@
 Each message is defined once, here, as a pydantic model: its fields, their order and defaults,
 its JSON Schema (``scripts/gen_schemas.py``) and, derived from it by ``worker.core.wire``, its
 bytes. The hot path never instantiates a model: ``wire.message_bytes`` writes a message from
-field values, the verdict's parts already in their wire form (``wire.WireParts``); the plain
-tuples below are the same parts as values with the parts' fields, by name (tests and tools).
+field values, the verdict's parts already in their wire form (``wire.WireParts``).
 
 Decisions recorded here:
 
@@ -26,13 +25,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from worker.core.claim_checks import ClaimCheckOut
 from worker.core.contract import LedgerOutcome
-from worker.core.evidence import CitationRef, EvidenceKind, Principal, QuoteCheck, Resolution
+from worker.core.evidence import EvidenceKind, Principal, QuoteCheck, Resolution
 from worker.core.failures import Failure, FailureCode
 from worker.core.outputs import DraftKind
 from worker.core.support import SupportLevel
@@ -205,36 +204,3 @@ def rfc3339(moment: datetime) -> str:
     if utc.year >= 1000:  # ``isoformat`` (~3 x faster) writes these exactly as below, plus "+00:00"
         return utc.isoformat(timespec="milliseconds")[:-6] + "Z"
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
-
-
-# --- the parts as plain values (see the module docstring) ---------------------------------------
-
-
-class ClaimValue(NamedTuple):
-    """A ``ClaimOut``'s fields; ``citations`` are the refs (a ``CitationKey`` is kind and id)."""
-
-    text: str
-    citations: tuple[CitationRef, ...]
-    grounding_status: GroundingStatus
-    support: SupportLevel | None = None
-
-
-class SourceValue(NamedTuple):
-    """A ``CitationOut``'s fields."""
-
-    kind: EvidenceKind
-    id: int
-    title: str | None
-    quote: str | None
-    quote_check: QuoteCheck
-
-
-class LedgerValue(NamedTuple):
-    """A ``LedgerRow``'s fields."""
-
-    kind: EvidenceKind
-    source_id: str
-    resolution: Resolution
-    quote_check: QuoteCheck
-    paths: tuple[str, ...]
-    support: LedgerSupport = LedgerSupport.NONE

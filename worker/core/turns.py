@@ -1,8 +1,8 @@
 """The turn state machine (contract §3.8): one pure transition per decided record.
 
-The worker keeps a ``TurnState`` per ``turn_id`` (no state = *open*) and calls ``decide`` for a
-draft or ``on_deadline`` for a regeneration-deadline tick; it stores ``Decision.state`` and
-publishes ``Decision.outbound`` in order.
+The batch (``worker.core.batch``) keeps a ``TurnState`` per ``turn_id`` (no state = *open*) and
+calls ``decide`` for a draft or ``on_deadline`` for a regeneration-deadline tick; the table holds
+``Decision.state`` and ``Decision.outbound``'s messages are published in order.
 
 Decisions:
 
@@ -40,7 +40,7 @@ from typing import NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from worker.core.contract import ErrorClass, LedgerOutcome, Outcome, TopicRole
-from worker.core.envelope import EnvelopeRejection
+from worker.core.envelope import Draft, EnvelopeRejection
 from worker.core.failures import Failure, FailureCode
 from worker.core.ids import ledger_event_id, regenerate_event_id, terminal_event_id
 from worker.core.messages import (
@@ -93,17 +93,17 @@ class TurnState(BaseModel):
     terminal_ledger: str | None = None
     attempts_decided: int = 0
     ended_at: datetime | None = None
-    #: The W3C ``traceparent`` of the draft that asked for the regeneration (set by the stream
-    #: shell, valid or absent): a timeout's could-not-ground event carries it.
+    #: The W3C ``traceparent`` of the draft that asked for the regeneration (set by the batch,
+    #: ``worker.core.batch``; valid or absent): a timeout's could-not-ground event carries it.
     traceparent: str | None = None
 
 
-class Outbound(NamedTuple):
-    """One message to publish."""
+class Message(NamedTuple):
+    """One message a transition publishes: what it is for and its exact bytes. Not yet a record:
+    the batch (``worker.core.batch``) makes it one, keyed by the turn, with the draft's trace
+    headers, on the role's configured topic."""
 
     topic: TopicRole
-    #: The turn id (every output topic is keyed by it).
-    key: str
     value: bytes
 
 
@@ -112,7 +112,7 @@ class Decision(NamedTuple):
 
     #: The state to hold afterwards (the same object when unchanged); ``None``: no state.
     state: TurnState | None
-    outbound: tuple[Outbound, ...]
+    outbound: tuple[Message, ...]
     #: ``identity_mismatch``: dead-letter the draft.
     dead_letter: EnvelopeRejection | None
     outcome: Outcome
@@ -143,7 +143,7 @@ def _ledger(
     )
 
 
-def _cng_reasons(ev: Evaluation) -> list[Failure]:
+def _one_per_code_and_path(ev: Evaluation) -> list[Failure]:
     """The failures to report as ``ReasonOut`` (code and path), deduplicated on (code, path)."""
     seen: dict[tuple[str, str | None], Failure] = {}
     for f in ev.failures:
@@ -155,12 +155,8 @@ def _cng_reasons(ev: Evaluation) -> list[Failure]:
 _TIMED_OUT = (Failure(code=FailureCode.REGENERATION_TIMEOUT),)
 
 
-def _out(topic: TopicRole, turn_id: str, text: str | None) -> tuple[Outbound, ...]:
-    return () if text is None else (Outbound(topic, turn_id, text.encode("utf-8")),)
-
-
-def _sent(topic: TopicRole, turn_id: str, value: bytes) -> Outbound:
-    return Outbound(topic, turn_id, value)
+def _out(topic: TopicRole, text: str | None) -> tuple[Message, ...]:
+    return () if text is None else (Message(topic, text.encode("utf-8")),)
 
 
 def _terminal(
@@ -196,7 +192,7 @@ def _terminal(
     else:
         outcome, topic = LedgerOutcome.COULD_NOT_GROUND, TopicRole.COULD_NOT_GROUND
         route = Outcome.COULD_NOT_GROUND
-        reasons, truncated = cap_reasons(_cng_reasons(ev))
+        reasons, truncated = cap_reasons(_one_per_code_and_path(ev))
         event = message_bytes(
             CouldNotGround,
             **common,
@@ -217,7 +213,7 @@ def _terminal(
             "ended_at": now,
         }
     )
-    outbound = (_sent(topic, d.turn_id, event), _sent(TopicRole.LEDGER, d.turn_id, ledger))
+    outbound = (Message(topic, event), Message(TopicRole.LEDGER, ledger))
     return Decision(state, outbound, None, route)
 
 
@@ -252,11 +248,33 @@ def _regenerate(
             "attempts_decided": base.attempts_decided + 1,
         }
     )
-    outbound = (
-        _sent(TopicRole.REGENERATE, d.turn_id, request),
-        _sent(TopicRole.LEDGER, d.turn_id, ledger),
-    )
+    outbound = (Message(TopicRole.REGENERATE, request), Message(TopicRole.LEDGER, ledger))
     return Decision(state, outbound, None, Outcome.REGENERATE)
+
+
+def _opened(
+    draft: Draft, policy_version: str, first_draft_id: str, first_attempt: int
+) -> TurnState:
+    """A turn's state as its first draft (``first_draft_id``) opens it: identity, policy, kind."""
+    return TurnState(
+        phase=TurnPhase.REGENERATING,
+        turn_id=draft.turn_id,
+        tenant_id=draft.tenant_id,
+        user_id=draft.principal.user_id,
+        groups=_groups(draft.principal.groups),
+        policy_version=policy_version,
+        first_draft_id=first_draft_id,
+        first_attempt=first_attempt,
+        kind=draft.kind,
+    )
+
+
+def awaiting_regeneration(draft: Draft, policy_version: str, failed_draft_id: str) -> TurnState:
+    """The state of ``draft``'s turn once an earlier draft of it (``failed_draft_id``, attempt 0,
+    same identity) asked for a regeneration: what ``check --after-regeneration`` decides in."""
+    return _opened(draft, policy_version, failed_draft_id, 0).model_copy(
+        update={"regenerate_draft_id": failed_draft_id}
+    )
 
 
 def _same_identity(state: TurnState, prepared: Prepared) -> bool:
@@ -281,17 +299,8 @@ def decide(  # noqa: PLR0917 -- the agreed call shape of the worker loop
     del worker_version
     d = prepared.draft
     if state is None:
-        base = TurnState(
-            phase=TurnPhase.REGENERATING,  # replaced below; a base is never stored as is
-            turn_id=d.turn_id,
-            tenant_id=d.tenant_id,
-            user_id=d.principal.user_id,
-            groups=_groups(d.principal.groups),
-            policy_version=policy.version,
-            first_draft_id=d.draft_id,
-            first_attempt=d.attempt,
-            kind=d.kind,
-        )
+        # Its phase is replaced below; a base is never stored as is.
+        base = _opened(d, policy.version, d.draft_id, d.attempt)
         if evaluation.grounded or evaluation.no_grounding or evaluation.refused or d.attempt >= 1:
             return _terminal(base, prepared, evaluation, now)
         return _regenerate(base, prepared, evaluation, policy, now)
@@ -302,20 +311,18 @@ def decide(  # noqa: PLR0917 -- the agreed call shape of the worker loop
         )
         return Decision(state, (), rejection, Outcome.DEAD_LETTER)
     if state.phase is TurnPhase.TERMINAL:
-        outbound = _out(
-            state.terminal_topic or TopicRole.VALIDATED, d.turn_id, state.terminal_event
-        )
+        outbound = _out(state.terminal_topic or TopicRole.VALIDATED, state.terminal_event)
         if d.draft_id == state.deciding_draft_id:
-            outbound += _out(TopicRole.LEDGER, d.turn_id, state.terminal_ledger)
+            outbound += _out(TopicRole.LEDGER, state.terminal_ledger)
         elif d.draft_id == state.regenerate_draft_id:
             # The turn's failed draft again, after the turn ended (a crash between its outputs
             # and its offset): its own ledger batch, which the crash may have lost; never its
             # regenerate request, since the turn is over.
-            outbound += _out(TopicRole.LEDGER, d.turn_id, state.regenerate_ledger)
+            outbound += _out(TopicRole.LEDGER, state.regenerate_ledger)
         return Decision(state, outbound, None, Outcome.UNCHANGED)
     if d.draft_id == state.regenerate_draft_id:
-        outbound = _out(TopicRole.REGENERATE, d.turn_id, state.regenerate_request) + _out(
-            TopicRole.LEDGER, d.turn_id, state.regenerate_ledger
+        outbound = _out(TopicRole.REGENERATE, state.regenerate_request) + _out(
+            TopicRole.LEDGER, state.regenerate_ledger
         )
         return Decision(state, outbound, None, Outcome.UNCHANGED)
     return _terminal(state, prepared, evaluation, now)
@@ -331,7 +338,7 @@ def on_deadline(
         if state.deciding_draft_id is None:  # it timed out: the tick may be a redelivery
             return Decision(
                 state,
-                _out(TopicRole.COULD_NOT_GROUND, turn_id, state.terminal_event),
+                _out(TopicRole.COULD_NOT_GROUND, state.terminal_event),
                 None,
                 Outcome.UNCHANGED,
             )
@@ -360,9 +367,7 @@ def on_deadline(
             "ended_at": now,
         }
     )
-    return Decision(
-        new, _out(TopicRole.COULD_NOT_GROUND, turn_id, event), None, Outcome.COULD_NOT_GROUND
-    )
+    return Decision(new, _out(TopicRole.COULD_NOT_GROUND, event), None, Outcome.COULD_NOT_GROUND)
 
 
 def expired(state: TurnState, now: datetime, retention_s: float) -> bool:

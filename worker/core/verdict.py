@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 from worker.core.canonical import Malformed, canonicalize
 from worker.core.citations import Tokens, cite, find_overlong_ids
 from worker.core.claim_checks import ClaimCheck, check_claims, contradictions
-from worker.core.claim_status import hidden_places, redact_output, rule7
+from worker.core.claim_status import check_claim_units, hidden_places, redact_output
 from worker.core.claims import ClaimUnit, claim_units
 from worker.core.envelope import Draft
 from worker.core.evidence import (
@@ -229,7 +229,7 @@ def evaluate(
     resolved, sources, rows = _per_id(
         resolutions, paths, evidence, first_quote, worst, visible=visible
     )
-    verdicts, claims, refused, support = rule7(
+    verdicts, claims, refused, support = check_claim_units(
         prepared.units,
         resolved,
         hidden,

@@ -4,9 +4,9 @@ Each message is defined once, as a pydantic model (``worker.core.messages``; ``C
 in ``worker.core.claim_checks``): its field names and order, which fields are optional and their
 defaults, its nested parts, and (``scripts/gen_schemas.py``) its JSON Schema. The hot path does
 not instantiate the models: :func:`message_bytes` writes a message from its field values, and a
-nested part may be *any* object that has the part model's fields as attributes (the plain
-tuples of ``worker.core.messages``, a ``CitationRef`` for a ``CitationKey``, a ``Failure``, a
-``Principal``, a ``ClaimCheck``, or the model itself), and a list of parts may be given already
+nested part may be *any* object that has the part model's fields as attributes (a
+``CitationRef`` for a ``CitationKey``, a ``Failure``, a ``Principal``, a ``ClaimCheck``, or the
+model itself), and a list of parts may be given already
 in its wire form, as :class:`WireParts` (the verdict writes its claims, sources and ledger rows
 so, once). How each field is written is derived once per model from its annotation:
 

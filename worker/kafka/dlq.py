@@ -7,9 +7,8 @@ always sees where the draft first came from and how often it has been replayed.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from worker.core.contract import (
+    DEFAULT_TOPICS,
     DLQ_HEADERS,
     ERROR_CLASS,
     ERROR_MESSAGE,
@@ -22,19 +21,12 @@ from worker.core.contract import (
     REPLAY_COUNT,
     WORKER_VERSION,
     ErrorClass,
+    TopicRole,
 )
-from worker.kafka.records import Headers, Incoming
+from worker.kafka.records import Incoming, OutRecord
 
 #: Dead-letter messages are for operators, but are still cut to keep headers small.
 MAX_MESSAGE_CHARS = 1000
-
-
-class DeadLetter(NamedTuple):
-    """A record to append to the dead-letter topic."""
-
-    key: bytes | None
-    value: bytes
-    headers: Headers
 
 
 def parse_replay_count(raw: bytes | None) -> int:
@@ -59,8 +51,10 @@ def dead_letter(
     *,
     failed_at_ms: int,
     worker_version: str,
-) -> DeadLetter:
-    """The dead letter for ``incoming``: bytes untouched, origin and reason in headers."""
+    topic: str = DEFAULT_TOPICS[TopicRole.DLQ],
+) -> OutRecord:
+    """The dead letter for ``incoming``: bytes untouched, origin and reason in headers
+    (``topic``: the dead-letter topic's configured name)."""
     carried = all(incoming.header(h) is not None for h in ORIGINAL_HEADERS)
     if carried:
         origin = [(h, incoming.header(h) or b"") for h in ORIGINAL_HEADERS]
@@ -81,4 +75,4 @@ def dead_letter(
         (WORKER_VERSION, worker_version.encode()),
         (REPLAY_COUNT, str(replay_count(incoming)).encode()),
     )
-    return DeadLetter(key=incoming.key, value=incoming.value, headers=headers)
+    return OutRecord(topic, incoming.key, incoming.value, headers)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from aiokafka.errors import KafkaError
@@ -68,10 +68,16 @@ def _translate(exc: Exception) -> Exception:
 
 
 class ProducerPublisher:
-    """:class:`worker.stream.ports.BulkPublisher` over a Faust (aiokafka) producer."""
+    """:class:`worker.stream.ports.BulkPublisher` over a Faust (aiokafka) producer.
 
-    def __init__(self, producer: Any) -> None:
+    ``client`` gives the aiokafka producer under Faust's, started (the bulk hand-over builds
+    aiokafka batches); Faust has no public way to it, so the shell passes
+    ``worker.stream.faust_internals.aiokafka_producer``.
+    """
+
+    def __init__(self, producer: Any, client: Callable[[], Any]) -> None:
         self._producer = producer
+        self._client = client
         self._partition_memo: dict[tuple[bytes, int], int] = {}
 
     async def send(
@@ -100,7 +106,7 @@ class ProducerPublisher:
         of the batch the broker refused; once a partition's hand-over fails, its later builders
         are not sent (a retry must not land behind them).
         """
-        kafka = self._producer._ensure_producer()
+        kafka = self._client()
         loop = asyncio.get_running_loop()
         out: list[asyncio.Future[object] | None] = [None] * len(records)
         groups = await self._grouped(kafka, records, out)

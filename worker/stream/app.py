@@ -32,7 +32,7 @@ from worker import __version__
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
 from worker.kafka.publisher import ProducerPublisher
-from worker.kafka.records import Incoming, normalize_headers
+from worker.kafka.records import Incoming, OutRecord, normalize_headers
 from worker.kafka.topic_specs import FRAMING_BYTES, TURNS_TABLE
 from worker.metrics import Metrics
 from worker.readiness import StoreHealth
@@ -42,9 +42,9 @@ from worker.spans import spans_for
 from worker.stream.collector import BatchCollector
 from worker.stream.deadlines import DeadlineScanner
 from worker.stream.faust_access import faust_credentials
-from worker.stream.faust_internals import InternalsApp
+from worker.stream.faust_internals import InternalsApp, aiokafka_producer
 from worker.stream.loop import DraftLoop, LoopState, send_due_controls
-from worker.stream.pipeline import BatchProcessor, Outgoing
+from worker.stream.pipeline import BatchProcessor
 from worker.stream.recovery_watchdog import watch_recovery
 from worker.stream.stall_watchdog import OffsetProbe, watch_partitions
 from worker.stream.take import OverlappedTake
@@ -200,7 +200,9 @@ def build_app(
     table = _turn_table(app, settings)
     turns = FaustTurnStore(table, defer_changelog=True)
 
-    scanner = DeadlineScanner(turns, retention_s=settings.turn_retention_s)
+    scanner = DeadlineScanner(
+        turns, retention_s=settings.turn_retention_s, topic=settings.topics.drafts
+    )
     state = LoopState(started=time.monotonic())
     partitions = FaustPartitions(app, settings.topics.drafts)
     adapters = _Adapters(
@@ -238,11 +240,11 @@ class _Adapters:
     turns: FaustTurnStore
     changelog_topic: str
 
-    def changelog_records(self) -> list[Outgoing]:
+    def changelog_records(self) -> list[OutRecord]:
         """The turn table's deferred changelog records, sent with the batch's outputs."""
         return [
-            Outgoing(self.changelog_topic, key, value, (), partition)
-            for partition, key, value in self.turns.take_unsent()
+            OutRecord(self.changelog_topic, key, value, (), partition)
+            for partition, key, value in self.turns.drain_unsent()
         ]
 
     async def open(
@@ -283,7 +285,7 @@ def _wire_agent(
         # Iterate the stream before awaiting anything else: Faust hands the topic to its
         # conductor only when the agent first iterates it, and a record fetched before that
         # reaches no channel and is silently passed over. So the adapters open on the first batch.
-        publisher = ProducerPublisher(app.producer)
+        publisher = _publisher(app)
         async with AsyncExitStack() as resources:
             loop = DraftLoop(
                 state,
@@ -304,7 +306,7 @@ def _wire_agent(
             window = adapters.metrics.batch_stage_seconds.labels(stage="window")
             async for batch in take.batches():
                 window.observe(take.last_wait)
-                await loop.take(batch, take)
+                await loop.handle(batch, take)
                 yield None
 
 
@@ -325,8 +327,7 @@ def _wire_timers(
             state,
             owned=partitions.owned(),
             scanner=scanner,
-            publisher=ProducerPublisher(app.producer),
-            drafts_topic=settings.topics.drafts,
+            publisher=_publisher(app),
             now=clock(),
         )
 
@@ -384,3 +385,9 @@ async def _open_probe(resources: AsyncExitStack, settings: Settings) -> OffsetPr
     except Exception as exc:  # noqa: BLE001 - the stall watchdog still covers the gap
         log.warning("offsets.probe_unavailable", error=type(exc).__name__)
         return None
+
+
+def _publisher(app: faust.App) -> ProducerPublisher:
+    """The publisher over the app's producer (its aiokafka producer for the bulk hand-over)."""
+    producer = app.producer
+    return ProducerPublisher(producer, lambda: aiokafka_producer(producer))

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from worker.kafka.control import ControlKind, ControlRecord, control_record
+from worker.core.contract import DEFAULT_TOPICS, TopicRole
+from worker.core.control import ControlKind, control_record
+from worker.core.records import OutRecord
 from worker.stream.ports import IndexedTurnStore
 
 
@@ -22,16 +24,23 @@ class DeadlineScanner:
     """Finds due turns among those this process holds for the partitions it owns."""
 
     def __init__(
-        self, store: IndexedTurnStore, *, retention_s: float, resend_after_s: float = 5.0
+        self,
+        store: IndexedTurnStore,
+        *,
+        retention_s: float,
+        resend_after_s: float = 5.0,
+        topic: str = DEFAULT_TOPICS[TopicRole.DRAFTS],
     ) -> None:
         self._store = store
+        #: The drafts topic's configured name: control records go to the turn's own partition.
+        self._topic = topic
         self._retention_s = retention_s
         self._resend = timedelta(seconds=resend_after_s)
         self._sent: dict[tuple[str, ControlKind], datetime] = {}
 
     def due(
         self, now: datetime, owned: set[int], *, rebuild: bool = False, expire: bool = False
-    ) -> list[ControlRecord]:
+    ) -> list[OutRecord]:
         """Control records to append now for turns on ``owned`` partitions.
 
         ``rebuild`` first re-reads the whole table (recovered turns); ``expire`` also looks for
@@ -40,7 +49,7 @@ class DeadlineScanner:
         if rebuild:
             self._store.rebuild_index()
         index = self._store.deadlines
-        records: list[ControlRecord] = []
+        records: list[OutRecord] = []
         for turn_id, partition, deadline in index.overdue(now, owned):
             records.extend(
                 self._once(ControlKind.REGENERATION_DEADLINE, turn_id, partition, deadline, now)
@@ -52,7 +61,7 @@ class DeadlineScanner:
 
     def _once(
         self, kind: ControlKind, turn_id: str, partition: int, due: datetime, now: datetime
-    ) -> list[ControlRecord]:
+    ) -> list[OutRecord]:
         last = self._sent.get((turn_id, kind))
         if last is not None and now - last < self._resend:
             return []
@@ -60,4 +69,4 @@ class DeadlineScanner:
         if len(self._sent) > 100_000:
             # Forget old sends rather than grow without bound; at worst a record is sent twice.
             self._sent = {k: v for k, v in self._sent.items() if now - v < self._resend}
-        return [control_record(kind, turn_id, partition, due)]
+        return [control_record(kind, turn_id, partition, due, topic=self._topic)]

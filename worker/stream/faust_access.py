@@ -1,5 +1,8 @@
 """How the worker's Faust app connects: the same settings as every other client
-(``worker.kafka.access``), as Faust's ``broker_credentials``."""
+(``worker.kafka.access``), as Faust's ``broker_credentials``.
+
+Faust's public API only; every private part of Faust the worker reaches is in
+``worker.stream.faust_internals``, pinned to the release it was read from."""
 
 from __future__ import annotations
 

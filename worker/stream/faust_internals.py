@@ -1,6 +1,6 @@
 """Every private part of Faust (and of aiokafka under it) the worker relies on, in one place.
 
-Faust offers no public seam for four things the worker needs, so this module reaches into its
+Faust offers no public seam for five things the worker needs, so this module reaches into its
 internals, as read from faust-streaming 0.15.3 (and aiokafka 0.12); ``FAUST_VERSION_READ`` pins
 that, and ``tests/unit/stream/test_faust_internals.py`` fails on any other version and on any
 missing attribute, so an upgrade re-reads them here before anything else changes:
@@ -24,6 +24,8 @@ missing attribute, so an upgrade re-reads them here before anything else changes
   own pages only (``worker.stream.web``).
 - **A passive stream** (``enable_passive``): the overlapped take (``worker.stream.take``) feeds
   itself from the stream's channel exactly as ``take_events`` does (``Stream._enable_passive``).
+- **The aiokafka producer under Faust's** (``Producer._ensure_producer``): the bulk hand-over
+  (``worker.kafka.publisher``, ``GW_PRODUCE_BATCHED``) appends to aiokafka's own batches.
 - **The RocksDB store by partition** (``RocksPartitions``): Faust's store picks a partition's
   database from the *current event*, which in a batch is another record's; the turn table goes
   through the store's own helpers instead (``_get_bucket_for_key``, ``_key_index``,
@@ -102,6 +104,11 @@ def enable_passive(stream: Any) -> None:
     """Make ``stream`` deliver its channel's events to its processors without being iterated by
     an agent body (what ``take_events`` does inside Faust)."""
     stream._enable_passive(aiter(stream.channel))
+
+
+def aiokafka_producer(producer: Any) -> Any:
+    """The aiokafka producer under a Faust producer, started once (Faust's own lazy start)."""
+    return producer._ensure_producer()
 
 
 class RocksPartitions:

@@ -65,7 +65,7 @@ def merged(
 
 
 class Lookahead(Generic[Item]):
-    """At most one look-ahead in flight: started for the buffered records, taken by the next batch.
+    """At most one look-ahead in flight: started for the buffered records, claimed by the next one.
 
     ``classify`` admits one record (pure); ``resolve`` fetches the evidence of some items and
     returns it with the number of store calls it made.
@@ -98,7 +98,7 @@ class Lookahead(Generic[Item]):
         resolved, fetches = await self._resolve(list(items.values()))
         return Ahead(items, resolved, fetches)
 
-    async def take(self, batch: Sequence[Incoming]) -> Ahead[Item] | None:
+    async def claim(self, batch: Sequence[Incoming]) -> Ahead[Item] | None:
         """The look-ahead for ``batch`` (waited for), or ``None``: none, or it failed (dropped).
 
         A look-ahead for none of the batch's records is left in flight, for the batch after.

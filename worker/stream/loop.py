@@ -5,7 +5,7 @@ pages); everything they decide is here, over small seams that unit tests fill wi
 
 - :class:`LoopState` is the one state shared by the agent, the timer, the watchdogs and the
   pages (typed: no dict of loose keys).
-- :class:`DraftLoop` takes one batch: opens the adapters on the first one, drops the records of
+- :class:`DraftLoop` handles one batch: opens the adapters on the first one, drops the records of
   partitions lost in a rebalance, lets the offset guard (``worker.stream.offsets``) hold back
   everything past a gap, and hands the rest to the pipeline. The body never raises: a batch
   that fails as a whole is dead-lettered through the pipeline's own dead-letter path (retried
@@ -26,8 +26,7 @@ from typing import Protocol
 
 import structlog
 
-from worker.kafka.control import ControlRecord
-from worker.kafka.records import Incoming
+from worker.core.records import Incoming, OutRecord
 from worker.metrics import Metrics
 from worker.stream.collector import BatchCollector
 from worker.stream.offsets import OffsetGuard
@@ -99,7 +98,7 @@ class DueControls(Protocol):
 
     def due(
         self, now: datetime, owned: set[int], *, rebuild: bool = False, expire: bool = False
-    ) -> Iterable[ControlRecord]:
+    ) -> Iterable[OutRecord]:
         """Control records to append now for turns of ``owned`` partitions."""
         ...
 
@@ -129,7 +128,7 @@ class LoopState:
 
 
 class DraftLoop:
-    """The agent body: one call of :meth:`take` per batch, never raising for a batch's sake."""
+    """The agent body: one call of :meth:`handle` per batch, never raising for a batch's sake."""
 
     def __init__(
         self,
@@ -156,7 +155,7 @@ class DraftLoop:
         #: Read the next batch ahead once it is complete (:meth:`next_batch_complete`).
         self._look_ahead = look_ahead
 
-    async def take(self, batch: list[Incoming], intake: Intake) -> None:
+    async def handle(self, batch: list[Incoming], intake: Intake) -> None:
         """Decide what of ``batch`` may be decided now; dead-letter it if it fails as a whole."""
         state = self._state
         state.busy = True
@@ -238,7 +237,6 @@ async def send_due_controls(
     owned: frozenset[int],
     scanner: DueControls,
     publisher: Publisher,
-    drafts_topic: str,
     now: datetime,
     monotonic: Callable[[], float] = time.monotonic,
 ) -> None:
@@ -258,7 +256,7 @@ async def send_due_controls(
         state.last_expiry = monotonic()
     for rec in scanner.due(now, set(owned), rebuild=rebuild, expire=expire):
         try:
-            ack = await publisher.send(drafts_topic, rec.key, rec.value, rec.headers, rec.partition)
+            ack = await publisher.send(rec.topic, rec.key, rec.value, rec.headers, rec.partition)
             await ack
         except Exception as exc:  # noqa: BLE001 - the next tick sends it again
             log.warning("deadline.send_failed", error=type(exc).__name__)

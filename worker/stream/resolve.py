@@ -10,7 +10,7 @@ finite retry budget, ``internal_error`` for a non-retriable fault. An outage is 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import NamedTuple
 
 import structlog
@@ -49,7 +49,7 @@ class BatchResolver:
         )
 
     async def resolve(
-        self, wanted: Mapping[str, set[CitationRef]], counted: Callable[[], None]
+        self, wanted: Mapping[str, Collection[CitationRef]], counted: Callable[[], None]
     ) -> Resolved:
         """Evidence for ``wanted`` (ids by tenant); ``counted`` is called once per store call."""
         if not wanted:
@@ -72,7 +72,7 @@ class BatchResolver:
 
     async def _resolve_each(
         self,
-        wanted: Mapping[str, set[CitationRef]],
+        wanted: Mapping[str, Collection[CitationRef]],
         counted: Callable[[], None],
         budget: int | None,
         failure: Failed,
@@ -86,7 +86,7 @@ class BatchResolver:
         # Queued on the pool, many calls would all time out together and retry in lockstep.
         limit = asyncio.Semaphore(self._concurrency)
 
-        async def fetch_one(tenant: str, refs: set[CitationRef]) -> None:
+        async def fetch_one(tenant: str, refs: Collection[CitationRef]) -> None:
             try:
                 async with limit:
                     found = await self._fetch({tenant: refs}, counted, budget)
@@ -110,7 +110,7 @@ class BatchResolver:
 
     async def _fetch(
         self,
-        wanted: Mapping[str, set[CitationRef]],
+        wanted: Mapping[str, Collection[CitationRef]],
         counted: Callable[[], None],
         budget: int | None,
     ) -> Found:

@@ -191,7 +191,7 @@ class FaustTurnStore:
     """:class:`worker.stream.ports.TurnStore` over a Faust ``Table`` of raw bytes.
 
     With ``defer_changelog`` (the worker), a new state's changelog record is not handed to
-    Faust's ``send_soon`` buffer: it waits in :meth:`take_unsent` for the batch's publish, which
+    Faust's ``send_soon`` buffer: it waits in :meth:`drain_unsent` for the batch's publish, which
     sends it with the batch's outputs and awaits its acknowledgement like theirs. Faust
     stops delivering records to every stream while that buffer holds more than 100 records, so a
     batch of 200 changelog writes used to stall the intake exactly while the batch was processed.
@@ -246,7 +246,7 @@ class FaustTurnStore:
             )
         self.deadlines.note(turn_id, partition, state)
 
-    def take_unsent(self) -> list[tuple[int, bytes, bytes]]:
+    def drain_unsent(self) -> list[tuple[int, bytes, bytes]]:
         """The deferred changelog records (partition, key, value), oldest first; forgets them.
 
         The batch's local writes are flushed first (RocksDB write batches, see

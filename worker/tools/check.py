@@ -1,10 +1,11 @@
 """``grounding-worker check``: the worker's verdict on one draft, without Kafka.
 
-For people building agent producers. The draft goes through exactly the worker's path —
-``worker.core.grounding``'s ``admit`` and ``judge`` around one evidence fetch — so check and the
-worker cannot disagree. The report names failure codes with their field paths, claim statuses and
-how much would be redacted, as counts: a hidden citation's id never appears, because whoever runs
-check may not be the principal the draft is for.
+For people building agent producers. The draft goes through exactly the worker's path — the
+core's batch use case, ``worker.core.batch``'s ``plan_batch`` and ``decide_batch`` on a batch of
+one, around one evidence fetch — so check and the worker cannot disagree. The report names
+failure codes with their field paths, claim statuses and how much would be redacted, as counts: a
+hidden citation's id never appears, because whoever runs check may not be the principal the draft
+is for.
 
 Decisions:
 
@@ -30,17 +31,19 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from worker.core.batch import BatchPlan, BatchRules, decide_batch, plan_batch
 from worker.core.claim_checks import claim_checks_wire
 from worker.core.claims import ClaimUnit, UnitKind
-from worker.core.contract import Outcome, TopicRole
-from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
+from worker.core.contract import DEFAULT_TOPICS, Outcome, TopicRole
+from worker.core.envelope import EnvelopeRejection
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceRecord, Resolution
-from worker.core.grounding import Judgement, admit_draft, judge
+from worker.core.grounding import Judgement
 from worker.core.json_text import dumps_json, loads_json
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
+from worker.core.records import Incoming
 from worker.core.support import SupportResult
-from worker.core.turns import TurnPhase, TurnState
+from worker.core.turns import TurnState, awaiting_regeneration
 
 EXIT_GROUNDED = 0
 EXIT_NOT_GROUNDED = 1
@@ -97,22 +100,6 @@ def to_record(request: CheckRequest) -> tuple[bytes | None, bytes]:
         "output": output,
     }
     return BARE_TURN.encode(), dumps_json(envelope).encode()
-
-
-def _regenerating(draft: Draft, policy_version: str) -> TurnState:
-    """The state of a turn whose first draft (another one) asked for a regeneration."""
-    return TurnState(
-        phase=TurnPhase.REGENERATING,
-        turn_id=draft.turn_id,
-        tenant_id=draft.tenant_id,
-        user_id=draft.principal.user_id,
-        groups=tuple(sorted(set(draft.principal.groups))),
-        policy_version=policy_version,
-        first_draft_id=PREVIOUS_DRAFT,
-        first_attempt=0,
-        kind=draft.kind,
-        regenerate_draft_id=PREVIOUS_DRAFT,
-    )
 
 
 def report(
@@ -208,6 +195,10 @@ def dead_letter_report(rejection: EnvelopeRejection) -> dict[str, Any]:
     }
 
 
+#: What a check decides under: the contract's topic names, and no retention (the turn is new).
+_RULES = BatchRules(topics=DEFAULT_TOPICS, retention_s=None)
+
+
 async def check(
     request: CheckRequest,
     evidence: EvidenceStore,
@@ -219,18 +210,28 @@ async def check(
 ) -> dict[str, Any]:
     """The verdict on one draft (store faults propagate: the caller exits 3)."""
     key, value = to_record(request)
-    parsed = parse_envelope(key, value, max_bytes=max_bytes)
-    if isinstance(parsed, EnvelopeRejection):
-        return dead_letter_report(parsed)
-    draft = parsed
+    record = Incoming(DEFAULT_TOPICS[TopicRole.DRAFTS], 0, 0, 0, key, value, ())
+    plan = plan_batch([record], policies, max_bytes=max_bytes)
     if request.attempt is not None:
-        draft = draft.model_copy(update={"attempt": request.attempt})
-    admitted = admit_draft(draft, policies)
-    found: Mapping[CitationRef, EvidenceRecord] = {}
-    if admitted.refs:
-        found = await evidence.fetch(admitted.tenant_id, admitted.refs)
-    state = _regenerating(draft, admitted.policy.version) if request.after_regeneration else None
-    judgement = judge(admitted, state, found, now, retention_s=None)
+        plan = BatchPlan(tuple(p.with_attempt(request.attempt, policies) for p in plan.records))
+    found: dict[str, Mapping[CitationRef, EvidenceRecord]] = {}
+    for tenant, refs in plan.wanted.items():
+        found[tenant] = await evidence.fetch(tenant, refs)
+    states: dict[str, TurnState] = {}
+    admitted = plan.records[0].admitted
+    if request.after_regeneration and admitted is not None:
+        draft = admitted.draft
+        states[draft.turn_id] = awaiting_regeneration(
+            draft, admitted.policy.version, PREVIOUS_DRAFT
+        )
+    (route,) = decide_batch(plan, found, states, now, _RULES).routes
+    if route.error is not None:
+        raise route.error
+    if route.dead_letter is not None:
+        return dead_letter_report(route.dead_letter)
+    judgement = route.judgement
+    if judgement is None:
+        raise TypeError("a decided draft's route carries its judgement")
     messages = None
     if show_messages:
         # The ledger records hidden ids by kind and id: it is never shown here.

@@ -40,7 +40,7 @@ def test_open_grounded_is_terminal() -> None:
     assert d.state.phase is TurnPhase.TERMINAL
     assert d.state.attempts_decided == 1
     assert d.dead_letter is None
-    assert [o.key for o in d.outbound] == ["t-1", "t-1"]
+    assert topics(d) == ["validated", "ledger"]
 
 
 def test_open_failure_attempt_0_regenerates() -> None:

@@ -214,10 +214,10 @@ def test_a_deferred_changelog_waits_for_the_batch_publish_and_keeps_the_index() 
     store.put("t-due", 2, due)
     store.put("t-end", 1, terminal("t-end", NOW))
     assert table.changelog == []  # nothing through Faust's send_soon buffer
-    unsent = store.take_unsent()
+    unsent = store.drain_unsent()
     assert [(p, k) for p, k, _ in unsent] == [(2, b"t-due"), (1, b"t-end")]
     assert decode_turn(unsent[0][2]) == decode_turn(table.data[b"t-due"])
-    assert store.take_unsent() == []  # handed over once
+    assert store.drain_unsent() == []  # handed over once
     assert set(store.pending) == {"t-due"}
     assert set(store.ended) == {"t-end"}
     store.delete("t-end", 1)  # tombstones still go through send_changelog

@@ -9,6 +9,7 @@ aiokafka consumer is built by the app's own consumer thread, never started, and 
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import importlib.metadata
 from pathlib import Path
@@ -70,6 +71,7 @@ def test_every_private_attribute_the_worker_reaches_still_exists() -> None:
         driver.Consumer: ("_new_consumer_thread", "_seek"),
         driver.AIOKafkaConsumerThread: ("_create_worker_consumer", "seek", "call_thread"),
         Stream: ("_enable_passive",),
+        driver.Producer: ("_ensure_producer",),
         Store: ("_get_bucket_for_key", "_db_for_partition", "_dbs_for_key", "_iteritems"),
     }
     missing = [
@@ -114,3 +116,47 @@ async def test_a_seek_runs_on_the_consumer_thread_not_the_apps(tmp_path: Path) -
         for loop in (real.thread_loop, app.loop):
             if loop is not asyncio.get_running_loop() and not loop.is_closed():
                 loop.close()
+
+
+#: Private names of other libraries the worker reaches, outside ``faust_internals``, and why:
+#: none of them is Faust's (an upgrade of Faust cannot break them unseen).
+NOT_FAUSTS = {
+    ("kafka/batch.py", "consumer._client"): "aiokafka: the consumer's metadata, no public seam",
+    ("metrics_server.py", "site._server"): "aiohttp: the bound socket of a port-0 site",
+    ("stores/ledger.py", "asyncpg.exceptions._base"): "asyncpg: its DataError base class",
+    ("stream/recovery_watchdog.py", "os._exit"): "the standard library's immediate exit",
+}
+#: The NamedTuple API: public, underscored so it cannot clash with field names.
+_NAMEDTUPLE = {"_replace", "_asdict", "_fields", "_make"}
+
+
+def _private_reaches(path: Path) -> set[str]:
+    """Every ``x._name`` in ``path`` where ``x`` is not ``self``, ``cls`` or ``super()``."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Attribute) or not node.attr.startswith("_"):
+            continue
+        if node.attr.startswith("__") or node.attr in _NAMEDTUPLE:
+            continue
+        owner = node.value
+        if isinstance(owner, ast.Name) and owner.id in {"self", "cls"}:
+            continue
+        if isinstance(owner, ast.Call) and ast.unparse(owner.func) == "super":
+            continue
+        found.add(ast.unparse(node))
+    return found
+
+
+def test_only_faust_internals_reaches_into_a_private_attribute() -> None:
+    """Faust's private parts are read in one module, pinned to the release above; anything else
+    that reaches into another object's private attribute is a listed, non-Faust exception."""
+    worker = Path(__file__).resolve().parents[3] / "worker"
+    reaches = {
+        (str(path.relative_to(worker)), reach)
+        for path in sorted(worker.rglob("*.py"))
+        if path.name != "faust_internals.py"
+        for reach in _private_reaches(path)
+    }
+    assert reaches == set(NOT_FAUSTS)
+    inside = _private_reaches(worker / "stream" / "faust_internals.py")
+    assert "producer._ensure_producer" in inside  # the scan sees what it is meant to see

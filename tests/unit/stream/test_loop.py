@@ -20,8 +20,8 @@ from test_pipeline import GOOD, RECORDS, Sent, processor, rec
 
 from worker.core.ports import InMemoryEvidenceStore
 from worker.faults import PoisonFault
-from worker.kafka.control import ControlKind, ControlRecord, control_record
-from worker.kafka.records import Headers, Incoming
+from worker.kafka.control import ControlKind, control_record
+from worker.kafka.records import Headers, Incoming, OutRecord
 from worker.metrics import Metrics
 from worker.stream.collector import BatchCollector
 from worker.stream.loop import (
@@ -114,7 +114,7 @@ class Harness:
         return self.proc, self.probe
 
     async def take(self, *batch: Incoming) -> None:
-        await self.loop.take(list(batch), self.intake)
+        await self.loop.handle(list(batch), self.intake)
 
     def decided(self) -> list[bytes | None]:
         """Keys of the turns that got an output (ledger records left out)."""
@@ -282,13 +282,13 @@ async def test_a_batch_that_fails_as_a_whole_is_dead_lettered_through_the_pipeli
 class Scanner:
     """Records how it was asked; returns the records it is given."""
 
-    def __init__(self, records: list[ControlRecord] | None = None) -> None:
+    def __init__(self, records: list[OutRecord] | None = None) -> None:
         self.records = records or []
         self.calls: list[tuple[set[int], bool, bool]] = []
 
     def due(
         self, now: datetime, owned: set[int], *, rebuild: bool = False, expire: bool = False
-    ) -> list[ControlRecord]:
+    ) -> list[OutRecord]:
         self.calls.append((owned, rebuild, expire))
         return self.records
 
@@ -309,7 +309,6 @@ async def tick(
         owned=frozenset(owned),
         scanner=scanner,
         publisher=sent,
-        drafts_topic="agent.drafts",
         now=NOW,
         monotonic=clock,
     )

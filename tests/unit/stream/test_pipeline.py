@@ -20,11 +20,11 @@ from worker.core.policy import PolicyBook
 from worker.core.ports import FetchEachTenant, InMemoryEvidenceStore
 from worker.faults import MalformedEvidence, StoreUnavailable
 from worker.kafka.control import ControlKind, control_record
-from worker.kafka.records import Headers, Incoming
+from worker.kafka.records import Headers, Incoming, OutRecord
 from worker.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.memory import MemoryPublisher, MemoryTurns
-from worker.stream.pipeline import BatchProcessor, Outgoing
+from worker.stream.pipeline import BatchProcessor
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 TOPICS = {
@@ -477,9 +477,9 @@ async def test_deferred_records_are_published_after_the_outputs_of_their_batch()
     proc, _, sent = processor(InMemoryEvidenceStore(RECORDS))
     asked: list[int] = []
 
-    def changelog() -> list[Outgoing]:
+    def changelog() -> list[OutRecord]:
         asked.append(len(sent.records))  # called once, before anything is sent
-        return [Outgoing("turns-changelog", b"t-1", b"state", (), 3)]
+        return [OutRecord("turns-changelog", b"t-1", b"state", (), 3)]
 
     proc._also_publish = changelog
     await proc.process([rec("t-1", GOOD)])

@@ -10,12 +10,12 @@ from test_pipeline import DANGLING, GOOD, RECORDS, processor, rec
 from worker.core.ports import InMemoryEvidenceStore
 from worker.faults import PoisonFault
 from worker.stream.memory import MemoryBulkPublisher, SentRecord
-from worker.stream.pipeline import Outgoing
+from worker.core.records import OutRecord
 from worker.stream.ports import BulkPublisher
 
 
-def out(*values: bytes) -> list[Outgoing]:
-    return [Outgoing("gw.out", b"k", v, (), None) for v in values]
+def out(*values: bytes) -> list[OutRecord]:
+    return [OutRecord("gw.out", b"k", v, (), None) for v in values]
 
 
 def values(hand_overs: list[list[SentRecord]]) -> list[list[bytes]]:

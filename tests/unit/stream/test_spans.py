@@ -83,6 +83,28 @@ async def test_the_draft_span_is_the_producers_child_and_every_derived_message_n
         assert headers["tracestate"] == b"vendor=1"
 
 
+@pytest.mark.parametrize(
+    "parent",
+    [
+        TRACEPARENT + b"-extra",  # version 00 has exactly four fields
+        b" " + TRACEPARENT,  # OpenTelemetry's reader allows the blank; the worker's does not
+        TRACEPARENT.replace(b"00-", b"ff-", 1),
+    ],
+)
+async def test_a_parent_the_worker_would_not_propagate_starts_a_new_trace(
+    exporter: InMemorySpanExporter, parent: bytes
+) -> None:
+    """The span's parent is read by the same reader as the propagated headers."""
+    proc, sent = processor(exporter)
+    await proc.process([traced(rec("t-6", GOOD), ("traceparent", parent))])
+    (draft,) = [s for s in exporter.get_finished_spans() if s.name == "grounding.draft"]
+    assert draft.parent is None
+    assert f"{draft.context.trace_id:032x}" != TRACE_ID
+    ctx = draft.context
+    own = f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags):02x}".encode()
+    assert [dict(h) for _, _, _, h, _ in sent.records] == [{"traceparent": own}] * 2
+
+
 async def test_a_regenerate_request_and_its_state_carry_the_workers_span(
     exporter: InMemorySpanExporter,
 ) -> None:

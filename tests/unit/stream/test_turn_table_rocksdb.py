@@ -106,7 +106,7 @@ def test_a_batchs_writes_read_back_at_once_and_reach_rocksdb_with_its_changelog(
     assert found.partition == 2
     dbs = table.data._dbs
     assert all(db.get(b"turn-a") is None for db in dbs.values())  # not written yet
-    unsent = turns.take_unsent()  # the batch's publish: its writes are flushed first
+    unsent = turns.drain_unsent()  # the batch's publish: its writes are flushed first
     assert [(p, k) for p, k, _ in unsent] == [(2, b"turn-a"), (3, b"turn-b"), (2, b"turn-a")]
     assert dbs[2].get(b"turn-a") == unsent[2][2]
     assert dbs[3].get(b"turn-b") == unsent[1][2]
@@ -115,7 +115,7 @@ def test_a_batchs_writes_read_back_at_once_and_reach_rocksdb_with_its_changelog(
     turns.put("turn-d", 1, _state("turn-d"))
     turns.delete("turn-d", 1)  # flushes first: a pending write is not resurrected later
     assert dbs[1].get(b"turn-c") is not None
-    turns.take_unsent()
+    turns.drain_unsent()
     assert turns.get("turn-d") is None
     assert dbs[1].get(b"turn-d") is None
     assert turns.get("turn-c") is not None
