@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from bench_e2e.corpus import TenantEvidence
+from bench.corpus import TenantEvidence
 
 #: The decisive output topic role of each category (ledger batches are not counted).
 EXPECTED_ROLE = {
