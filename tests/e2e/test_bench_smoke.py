@@ -70,11 +70,9 @@ def test_quick_bench_writes_figures_and_the_headline_line(
     assert {"meta", "settings", "floor", "worker", "ratios", "headline", "targets"} <= doc.keys()
     assert doc["meta"]["interpreter"]["real"]
     assert doc["settings"]["rates_per_s"] == [500.0]
-    assert doc["headline"] == {
-        "cpu_ratio_vs_floor": ratio,
-        "p99_ms_at_500": p99,
-        "p99_ms_at_500_50t": p99_many,
-    }
+    assert doc["headline"]["cpu_ratio_vs_floor"] == pytest.approx(ratio, abs=0.005)
+    assert doc["headline"]["p99_ms_at_500"] == p99
+    assert doc["headline"]["p99_ms_at_500_50t"] == p99_many
     # The floor publishes the worker's records: ~2.9 a draft (a dead letter: its output alone).
     records = doc["floor_records"]
     assert 2.5 < records["records_per_draft"] < 3.0
