@@ -31,7 +31,7 @@ import contextlib
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +114,7 @@ def run_faust(templates_path: Path) -> None:
             for rec in batch:
                 out += records_for(templates, n, rec.key, rec.headers, rec.partition, topics)
                 n += 1
+            futures: list[Awaitable[object]]
             if settings.produce_batched:
                 futures = list(await publisher.send_many(out))
             else:

@@ -168,9 +168,14 @@ def interpreter() -> dict[str, Any]:
     shared = False
     with open("/proc/self/maps") as maps:
         shared = any("libpython" in line for line in maps)
+    real = os.path.realpath(sys.executable)
+    # Debian builds its /usr/bin/python3.X with PGO and LTO and keeps those flags out of
+    # sysconfig (its changelog: "Don't propagate lto flags to the _sysconfigdata module").
+    debian = real.startswith("/usr/bin/python3") and Path("/etc/debian_version").exists()
     return {
         "executable": sys.executable,
-        "real": os.path.realpath(sys.executable),
+        "real": real,
+        "distribution_build": "Debian (PGO+LTO, flags not in sysconfig)" if debian else None,
         "version": platform.python_version(),
         "compiler": platform.python_compiler(),
         "libpython": "shared library" if shared else "linked into the executable",
@@ -189,6 +194,7 @@ def interpreter_line(i: dict[str, Any]) -> str:
             if opts
             else ""
         )
+        + (f", {i['distribution_build']}" if i.get("distribution_build") else "")
         + ")"
     )
 
@@ -406,7 +412,9 @@ def svg(doc: dict[str, Any]) -> str:
     colours = ["#1f77b4", "#ff7f0e", "#2ca02c"]
     for n, (key, section) in enumerate(doc["worker"].items()):
         series.append((f"worker {key.split('_')[1]}t", colours[n % 3], section.get("latency", [])))
-    rates = sorted({p["offered_per_s"] for _, _, pts in series for p in pts}) or [1.0]
+    rates: list[float] = sorted(
+        {float(p["offered_per_s"]) for _, _, pts in series for p in pts}
+    ) or [1.0]
     values = [
         v
         for _, _, pts in series
