@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import shutil
 import time
@@ -123,18 +124,24 @@ def steady_cpu_ms(sampler: CpuSampler, name: str, out_ms: Sequence[int]) -> floa
     return round(1000 * cpu / drafts, 4) if cpu is not None and drafts > 0 else None
 
 
-#: A draft that took longer than this (ms) is part of a pause.
+#: A stretch of time longer than this (ms) with drafts waiting and no output is a pause.
 PAUSE_MS = 1000
 
 
-def pauses(latencies_in_send_order: Sequence[float], over_ms: float = PAUSE_MS) -> int:
-    """Pauses: runs of consecutive drafts (in the order they were sent) each slower than
-    ``over_ms``; one stall that delays many drafts counts once."""
-    count, inside = 0, False
-    for lat in latencies_in_send_order:
-        if lat > over_ms and not inside:
+def pauses(sent_and_out_ms: Sequence[tuple[int, int]], over_ms: float = PAUSE_MS) -> int:
+    """Pauses: stretches with no output at all during which some draft waited for its own
+    longer than ``over_ms`` (counted from the first draft's append time). A process that
+    stalls (a blocked loop, a long collection, a rebalance) pauses; one that merely falls behind
+    keeps publishing and does not (its latency shows that instead)."""
+    if not sent_and_out_ms:
+        return 0
+    marks = sorted({min(at for at, _ in sent_and_out_ms), *(out for _, out in sent_and_out_ms)})
+    count = 0
+    for a, b in itertools.pairwise(marks):
+        if b - a > over_ms and any(
+            out >= b and b - max(a, at) > over_ms for at, out in sent_and_out_ms
+        ):
             count += 1
-        inside = lat > over_ms
     return count
 
 
@@ -613,7 +620,7 @@ async def _latency_point(
         "p95_ms": percentile(lat, 95),
         "p99_ms": percentile(lat, 99),
         "max_ms": float(lat[-1]) if lat else None,
-        f"pauses_over_{PAUSE_MS}ms": pauses(lat_in_order),
+        f"pauses_over_{PAUSE_MS}ms": pauses([(at, seen[i].timestamp_ms) for at, i in in_order]),
         f"drafts_over_{PAUSE_MS}ms": sum(1 for v in lat if v > PAUSE_MS),
         "max_ms_per_second": [max(v) for _, v in sorted(per_second.items())],
     }
