@@ -217,11 +217,12 @@ def finish(doc: dict[str, Any], *, tenants: int, headline_rate: float) -> None:
             f = _at_rate(floor_pts, p["offered_per_s"])
             if f is not None:
                 p["cpu_vs_floor"] = _ratio(p.get("cpu_ms_per_draft"), f.get("cpu_ms_per_draft"))
-                p["p99_vs_floor_ms"] = (
-                    None
-                    if f["p99_ms"] is None or p["p99_ms"] is None
-                    else p["p99_ms"] - f["p99_ms"]
-                )
+                for q in ("p50_ms", "p99_ms", "max_ms"):
+                    # What the worker adds to the floor's latency at the same offered rate.
+                    mine, floor_q = p.get(q), f.get(q)
+                    p[f"{q[:-3]}_added_ms"] = (
+                        None if mine is None or floor_q is None else mine - floor_q
+                    )
         sat = section.get("saturation")
         if sat:
             ratios[f"worker_{key}_vs_floor_drafts_per_s"] = _ratio(
@@ -367,11 +368,11 @@ def table(doc: dict[str, Any]) -> str:
     lines += [
         "",
         _row(
-            "run", "offered/s", "achieved/s", "p50 ms", "p99 ms", "max ms", "pauses > 1 s",
-            "CPU ms/draft", "× floor CPU", "batch",
-            "ms per batch: window / evidence / decide / publish",
+            "run", "offered/s", "achieved/s", "p50 ms", "p99 ms", "max ms",
+            "p50 / p99 added to the floor's, ms", "pauses > 1 s", "CPU ms/draft", "× floor CPU",
+            "batch", "ms per batch: window / evidence / decide / publish",
         ),
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]  # fmt: skip
     series = [("floor, Faust", doc["floor"].get("latency", []))]
     series += [
@@ -385,6 +386,9 @@ def table(doc: dict[str, Any]) -> str:
                     name,
                     *(_fmt(p[k]) for k in ("offered_per_s", "achieved_per_s")),
                     *(_fmt(p[k]) for k in ("p50_ms", "p99_ms", "max_ms")),
+                    f"{_fmt(p.get('p50_added_ms'))} / {_fmt(p.get('p99_added_ms'))}"
+                    if "p99_added_ms" in p
+                    else "-",
                     p.get("pauses_over_1000ms"),
                     _fmt(p.get("cpu_ms_per_draft"), ".3f"),
                     _fmt(p.get("cpu_vs_floor"), ".2f"),
