@@ -354,6 +354,8 @@ def table(doc: dict[str, Any]) -> str:
         ("floor, Faust (worker's transport)", floor),
         ("floor, raw aiokafka", doc["floor"]["aiokafka_raw"]),
     ]
+    if "floor_repeat" in doc:
+        rows.append(("floor, Faust, again at the end (drift check)", doc["floor_repeat"]))
     rows += [(f"passthrough {k} (information only)", b) for k, b in doc["baselines"].items()]
     rows += [
         (f"worker, {s['saturation']['tenants']} tenant(s)", s["saturation"])
