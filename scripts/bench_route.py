@@ -3,7 +3,7 @@
 
     .venv/bin/python scripts/bench_route.py [--batches 5] [--size 200] [--rounds 9] [--profile N]
 
-The drafts are the benchmark's mix (``scripts/bench_e2e``: its corpus and generator, one tenant,
+The drafts are the benchmark's mix (``bench``: its corpus and generator, one tenant,
 ~2.2 KB answers), in batches of ``--size``, decided in order so a later batch's second attempts
 find their turn's state. Everything around the processor is the worker's own code over in-memory
 parts: the Faust turn table's store (``FaustTurnStore`` over a dict, changelog deferred and
@@ -50,12 +50,10 @@ import orjson
 from aiokafka.producer.message_accumulator import BatchBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT))  # the checkout's `bench` package, when run as a file
 
-from bench_e2e import corpus as bench_corpus  # noqa: E402
-from bench_e2e import drafts as bench_drafts  # noqa: E402
-
+from bench import corpus as bench_corpus  # noqa: E402
+from bench import drafts as bench_drafts  # noqa: E402
 from worker.core import batch as core_batch  # noqa: E402
 from worker.core.envelope import EnvelopeRejection  # noqa: E402
 from worker.core.evidence import EvidenceKind, EvidenceRecord  # noqa: E402

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-
-from bench_e2e.report import _stages_cell, median, median_run, rate_cell
-from bench_e2e.scenarios import _stages_between, saturated_rate
+from bench.report import _stages_cell, median, median_run, rate_cell
+from bench.scenarios import _stages_between, saturated_rate
 
 
 def test_stage_means_are_per_batch_between_the_two_scrapes() -> None:

@@ -2,7 +2,7 @@
 
 The hot path was rebuilt for speed; its outputs must stay byte-identical. The inputs
 (``golden/inputs.json``) are every example of ``schemas/examples`` (demo corpus evidence) and
-240 drafts of the benchmark mix over three tenants (``scripts/bench_e2e``: its corpus and its
+240 drafts of the benchmark mix over three tenants (``bench``: its corpus and its
 generator, with a fixed clock), in batches, with a redelivered batch and a regeneration
 deadline. ``golden/outputs.jsonl`` holds what the code before that rebuild published for them.
 
@@ -135,7 +135,7 @@ def load_outputs() -> list[dict[str, Any]]:
 
 
 # ----------------------------------------------------------------------------------------------
-# Building the inputs (needs scripts/bench_e2e; run by hand, see the module docstring)
+# Building the inputs (needs the checkout's `bench` package; run by hand, see the module docstring)
 
 
 def _record(
@@ -170,9 +170,9 @@ def _examples() -> Iterator[dict[str, Any]]:
 
 def build_inputs() -> dict[str, Any]:
     """Examples and the benchmark mix, as committed in ``golden/inputs.json``."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from bench_e2e import corpus as bench_corpus  # noqa: PLC0415 - only for building
-    from bench_e2e import drafts as bench_drafts  # noqa: PLC0415
+    sys.path.insert(0, str(ROOT))  # run as a file: the checkout's `bench` package
+    from bench import corpus as bench_corpus  # noqa: PLC0415 - only for building
+    from bench import drafts as bench_drafts  # noqa: PLC0415
 
     class FixedClock(datetime):
         @classmethod

@@ -8,9 +8,9 @@ import pytest
 from test_pipeline import DANGLING, GOOD, RECORDS, processor, rec
 
 from worker.core.ports import InMemoryEvidenceStore
+from worker.core.records import OutRecord
 from worker.faults import PoisonFault
 from worker.stream.memory import MemoryBulkPublisher, SentRecord
-from worker.core.records import OutRecord
 from worker.stream.ports import BulkPublisher
 
 

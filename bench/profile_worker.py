@@ -1,6 +1,6 @@
 """Run ``grounding-worker run`` under pyinstrument; write a text profile when it stops.
 
-    python -m bench_e2e.profile_worker OUT.txt      (settings from GW_* as for the worker)
+    python -m bench.profile_worker OUT.txt      (settings from GW_* as for the worker)
 
 The benchmark stops it with SIGTERM once every output is in; Faust then shuts down and returns,
 and the profile covers the whole life of the process (start-up included, so read the agent's

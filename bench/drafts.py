@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from bench_e2e.corpus import TenantEvidence
+from bench.corpus import TenantEvidence
 
 #: The decisive output topic role of each category (ledger batches are not counted).
 EXPECTED_ROLE = {
@@ -37,7 +37,7 @@ INDEX_BITS = 32
 class DraftRecord(NamedTuple):
     """One record to produce on the drafts topic."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the field, not tuple.index
     category: str
     key: bytes
     value: bytes
@@ -127,9 +127,10 @@ class MixGenerator:
             dangling = True
         elif category == "hidden":
             hidden = True
+        draft_id = f"d-{self._run_id:x}{self._scope}-{index}"
         envelope = {
             "schema_version": 1,
-            "draft_id": f"d-{self._run_id:x}{self._scope}-{index}",
+            "draft_id": draft_id,
             "turn_id": turn_id,
             "attempt": attempt,
             "tenant_id": tenant.tenant_id,
@@ -162,7 +163,7 @@ class MixGenerator:
             value,
             headers,
             tenant.tenant_id,
-            envelope["draft_id"],
+            draft_id,
         )
 
     def _answer(

@@ -6,7 +6,9 @@ bounded wait), so a scenario never leaves a worker behind.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import itertools
 import json
 import os
 import signal
@@ -19,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+#: The checkout: children run from here, so ``python -m bench.<module>`` imports this package.
+ROOT = Path(__file__).resolve().parent.parent
 STOP_TIMEOUT_S = 20.0
 
 
@@ -43,6 +47,7 @@ class Proc:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            cwd=ROOT,  # ``python -m bench.<module>`` finds this checkout's package
         )
         self.started = time.monotonic()
 
@@ -152,3 +157,56 @@ def scrape(port: int, names: tuple[str, ...]) -> dict[str, float]:
 def python_argv(*args: str) -> list[str]:
     """This interpreter, unbuffered, with ``args``."""
     return [sys.executable, "-u", *args]
+
+
+class CpuSampler:
+    """The CPU seconds of some processes every ``interval`` s, in the background, with the wall
+    time of each sample; ``between`` interpolates a process's CPU over a window of wall time.
+
+    So a figure per draft counts the CPU a process spent while the timed drafts went through
+    (start-up, imports and idle tails left out), whatever the process is.
+    """
+
+    def __init__(self, procs: dict[str, Proc], interval: float = 0.05) -> None:
+        self._procs = procs
+        self._interval = interval
+        self.samples: dict[str, list[tuple[float, float]]] = {name: [] for name in procs}
+        self._task: asyncio.Task[None] | None = None
+
+    def sample(self) -> None:
+        now = time.time()
+        for name, proc in self._procs.items():
+            cpu = proc.cpu_seconds()
+            if cpu is not None:
+                self.samples[name].append((now, cpu))
+
+    async def _loop(self) -> None:
+        while True:
+            self.sample()
+            await asyncio.sleep(self._interval)
+
+    def start(self) -> CpuSampler:
+        self._task = asyncio.create_task(self._loop())
+        return self
+
+    async def stop(self) -> None:
+        self.sample()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def at(self, name: str, when: float) -> float | None:
+        """The process's CPU seconds at wall time ``when`` (linear between two samples)."""
+        pts = self.samples[name]
+        if not pts or when < pts[0][0]:
+            return None
+        for (t0, c0), (t1, c1) in itertools.pairwise(pts):
+            if t0 <= when <= t1:
+                return c0 + (c1 - c0) * ((when - t0) / (t1 - t0) if t1 > t0 else 1.0)
+        return pts[-1][1]
+
+    def between(self, name: str, start: float, end: float) -> float | None:
+        """CPU seconds the process used between two wall times."""
+        a, b = self.at(name, start), self.at(name, end)
+        return None if a is None or b is None else max(0.0, b - a)

@@ -1,6 +1,7 @@
-"""``scripts/bench [--quick]``: run the end-to-end benchmark and print figures and ratios.
+"""``scripts/bench [--quick]`` (``python -m bench``): the worker end to end against its floor.
 
-Progress goes to stderr; the table and, last, ``ratio_vs_faust_passthrough=<x.xx>`` to stdout.
+Progress goes to stderr; the table and, last, one line to stdout:
+``cpu_ratio_vs_floor=<x.xx> p99_ms_at_500=<ms> p99_ms_at_500_50t=<ms>``.
 """
 
 from __future__ import annotations
@@ -18,10 +19,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench_e2e import corpus, report, scenarios
+from bench import corpus, report, scenarios, shapes
 from worker.settings import Settings
 
-FRACTIONS = (0.25, 0.5, 0.8)
+#: Fixed offered rates of the latency points, drafts/s per worker process.
+RATES_FULL = (250.0, 500.0)
+RATES_QUICK = (500.0,)
+#: The rate of the headline's p99 figures.
+HEADLINE_RATE = 500.0
 
 
 def log(msg: str) -> None:
@@ -40,11 +45,24 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument(
         "--quick",
         action="store_true",
-        help="short run (< 3 min): baselines, 1 tenant, and a saturation-only run of --tenants",
+        help="short run (~3 min): the floors and the worker saturated (1 tenant), and latency "
+        "at 500 drafts/s for the floor and the worker (1 and --tenants tenants)",
     )
     p.add_argument("--drafts", type=int, help="drafts per worker saturation run")
-    p.add_argument("--baseline-drafts", type=int, help="drafts per baseline saturation run")
+    p.add_argument(
+        "--floor-drafts",
+        "--baseline-drafts",
+        dest="floor_drafts",
+        type=int,
+        help="drafts per floor (and passthrough) saturation run",
+    )
     p.add_argument("--latency-seconds", type=float, help="seconds of paced load per latency point")
+    p.add_argument(
+        "--rates",
+        type=lambda text: tuple(float(r) for r in text.split(",")),
+        help="offered drafts/s of the latency points, comma-separated "
+        "(default 250,500; 500 with --quick)",
+    )
     p.add_argument("--tenants", type=int, default=50, help="tenants of the multi-tenant run")
     p.add_argument("--batch-size", type=int, default=Settings.model_fields["batch_size"].default)
     p.add_argument(
@@ -56,20 +74,20 @@ def parse(argv: list[str]) -> argparse.Namespace:
         choices=("process", "in-process"),
         default="process",
         help="the ledger sink as its own process beside the worker, as deploy/k8s runs it "
-        "(default; its CPU is reported apart and in the total), or inside the worker process",
+        "(default; its CPU is reported apart, never in the worker's), or inside the worker process",
     )
     p.add_argument(
         "--worker-setting",
         action="append",
         default=[],
         metavar="GW_NAME=VALUE",
-        help="a setting for the worker (and its ledger sink) only, not the baselines: "
+        help="a setting for the worker (and its ledger sink) only, not the floors: "
         "a same-machine A/B of one lever (repeatable)",
     )
     p.add_argument(
         "--repeat",
         type=int,
-        help="rounds of each saturation run (passthrough and worker alternated, scale-out 1 and 2 "
+        help="rounds of each saturation run (floor and worker alternated, scale-out 1 and 2 "
         "processes alternated); the figures are the median run's, the range is reported "
         "(default 3, 1 with --quick)",
     )
@@ -77,8 +95,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=Path("bench-results"), help="results directory")
     a = p.parse_args(argv)
     a.drafts = a.drafts or (4000 if a.quick else 15000)
-    a.baseline_drafts = a.baseline_drafts or (10000 if a.quick else 30000)
+    a.floor_drafts = a.floor_drafts or (6000 if a.quick else 30000)
     a.latency_seconds = a.latency_seconds or (5.0 if a.quick else 20.0)
+    a.rates = a.rates or (RATES_QUICK if a.quick else RATES_FULL)
     a.repeat = a.repeat or (1 if a.quick else 3)
     if a.repeat < 1:
         p.error("--repeat must be at least 1")
@@ -90,22 +109,28 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
     started = datetime.now(UTC)
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
     run_tag = f"{stamp[4:8]}{stamp[9:15]}{random.randrange(100):02d}"
+    out_dir = a.out.resolve() / f"run-{stamp}"
+    log("the floor's records: the worker's own for a sample of the mix (in-process)")
+    found = await shapes.templates()
+    shapes.write(found, out_dir / "floor-templates.json")
     bench = scenarios.Bench(
         settings=settings,
         run_tag=run_tag,
         run_id=random.getrandbits(60) | 1,
-        out_dir=a.out.resolve() / f"run-{stamp}",
+        out_dir=out_dir,
         batch_size=a.batch_size,
         batch_wait_s=a.batch_wait_s,
         partitions=a.partitions,
         ledger_sink=a.ledger_sink,
         worker_settings=dict(_setting(s) for s in a.worker_setting),
+        templates=out_dir / "floor-templates.json",
     )
     doc: dict[str, Any] = {
         "meta": {
             "started": started.isoformat(timespec="seconds"),
             "mode": "quick" if a.quick else "full",
             "machine": report.machine(),
+            "interpreter": report.interpreter(),
             "git": report.git_revision(),
             "kafka": settings.kafka_bootstrap_servers,
         },
@@ -116,62 +141,80 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
             "ledger_sink": a.ledger_sink,
             "worker_settings": a.worker_setting,
             "worker_drafts": a.drafts,
-            "baseline_drafts": a.baseline_drafts,
+            "floor_drafts": a.floor_drafts,
             "latency_seconds_per_point": a.latency_seconds,
+            "rates_per_s": list(a.rates),
             "saturation_rounds": a.repeat,
-            "load_fractions": list(FRACTIONS),
             "mix": "70% grounded, 15% regenerate, 5% could-not-ground, "
             "5% hidden-doc redaction, 5% malformed",
         },
+        "floor_records": shapes.summary(found),
+        "floor": {},
         "baselines": {},
         "worker": {},
     }
     base = 7 * 10**15 + random.randrange(10**6) * 10**6
     doc["stores"] = {}
     async with seeded(settings, doc, "tenants_1", run_tag + "a", 1, base) as one:
-        log(f"baseline: aiokafka consume->produce, {a.baseline_drafts} drafts")
-        doc["baselines"]["aiokafka_raw"] = await scenarios.saturation(
-            bench, "raw", "raw", one, a.baseline_drafts
+        log(f"floor, raw aiokafka: {a.floor_drafts} drafts")
+        doc["floor"]["aiokafka_raw"] = await scenarios.saturation(
+            bench, "floorraw", "floor-raw", one, a.floor_drafts
         )
-        log(f"  {doc['baselines']['aiokafka_raw']['throughput_per_s']} drafts/s")
-        # The passthrough and the worker alternate, so a slow minute of the machine hits both.
-        passthroughs: list[dict[str, Any]] = []
+        log("  " + report.sat_line(doc["floor"]["aiokafka_raw"]))
+        # The floor and the worker alternate, so a slow minute of the machine hits both.
+        floors: list[dict[str, Any]] = []
         workers: list[dict[str, Any]] = []
         for r in range(a.repeat):
-            log(f"baseline: Faust passthrough agent, {a.baseline_drafts} drafts{_round(a, r)}")
-            passthroughs.append(
+            log(f"floor, Faust on the worker's transport: {a.floor_drafts} drafts{_round(a, r)}")
+            floors.append(
                 await scenarios.saturation(
-                    bench, f"faust{_suffix(r)}", "faust", one, a.baseline_drafts
+                    bench, f"floor{_suffix(r)}", "floor", one, a.floor_drafts
                 )
             )
-            log(f"  {passthroughs[-1]['throughput_per_s']} drafts/s")
+            log("  " + report.sat_line(floors[-1]))
             workers.append(await worker_saturation(a, bench, one, r))
-        doc["baselines"]["faust_passthrough"] = report.median_run(passthroughs)
-        if a.repeat > 1:
-            doc["baselines"]["faust_passthrough"]["round_ratios"] = [
-                report._ratio(w["throughput_per_s"], p["throughput_per_s"])
-                for w, p in zip(workers, passthroughs, strict=True)
-            ]
-        await worker_runs(a, bench, doc, "tenants_1", one, workers)
+        doc["floor"]["faust"] = report.median_run(floors)
+        doc["cpu_rounds"] = [
+            report._ratio(w["cpu_ms_per_draft_saturated"], f["cpu_ms_per_draft_saturated"])
+            for w, f in zip(workers, floors, strict=True)
+        ]
+        doc["cpu_ms_per_draft_saturated"] = {
+            "worker": report.median([w["cpu_ms_per_draft_saturated"] for w in workers]),
+            "floor": report.median([f["cpu_ms_per_draft_saturated"] for f in floors]),
+        }
+        doc["worker"]["tenants_1"] = {"saturation": report.median_run(workers)}
+        if not a.quick:
+            await passthroughs(a, bench, doc, one)
+        log(f"floor latency at {_rates(a)}, {a.latency_seconds} s each")
+        doc["floor"]["latency"] = await scenarios.latency(
+            bench, "latfloor", "floor", one, a.rates, a.latency_seconds
+        )
+        log("  " + report.latency_line(doc["floor"]["latency"]))
+        await worker_latency(a, bench, doc, "tenants_1", one)
         if not a.quick:
             await full_extras(a, bench, doc, one)
     key = f"tenants_{a.tenants}"
     async with seeded(
         settings, doc, key, run_tag + "b", a.tenants, base + 10**5, docs_per_tenant=20
     ) as many:
-        # --quick: saturation only, so the run still says what many tenants cost against one.
-        runs = [await worker_saturation(a, bench, many, r) for r in range(a.repeat)]
-        await worker_runs(a, bench, doc, key, many, runs, latency=not a.quick)
+        doc["worker"][key] = {}
+        if not a.quick:
+            runs = [await worker_saturation(a, bench, many, r) for r in range(a.repeat)]
+            doc["worker"][key]["saturation"] = report.median_run(runs)
+        await worker_latency(a, bench, doc, key, many)
     doc["meta"]["loadavg_at_end"] = list(os.getloadavg())
     doc["meta"]["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
-    report.finish(doc)
+    report.finish(doc, tenants=a.tenants, headline_rate=HEADLINE_RATE)
     json_path = a.out / f"bench-{stamp}.json"
-    png_path = a.out / f"bench-{stamp}.png"
+    svg_path = a.out / f"bench-{stamp}.svg"
+    doc["meta"]["files"] = {"json": str(json_path), "svg": str(svg_path)}
     report.write(doc, json_path)
-    report.chart(doc, png_path)
-    doc["meta"]["files"] = {"json": str(json_path), "png": str(png_path)}
-    report.write(doc, json_path)
+    svg_path.write_text(report.svg(doc))
     return doc
+
+
+def _rates(a: argparse.Namespace) -> str:
+    return ", ".join(f"{r:g}" for r in a.rates) + " drafts/s"
 
 
 @contextlib.asynccontextmanager
@@ -212,61 +255,46 @@ async def worker_saturation(
     log(f"worker saturation, {len(tenants)} tenant(s), {a.drafts} drafts{_round(a, r)}")
     name = f"worker{len(tenants)}t{_suffix(r)}"
     sat = await scenarios.saturation(bench, name, "worker", tenants, a.drafts)
-    log(f"  {sat['throughput_per_s']} drafts/s, outcomes {sat.get('outcomes')}")
+    log("  " + report.sat_line(sat))
+    log(f"  outcomes {sat.get('outcomes')}")
     log("  " + report.cpu_line(sat))
     log("  " + report.stages_line(sat))
     log("  " + report.ledger_line(sat))
     return sat
 
 
-async def worker_runs(
+async def worker_latency(
     a: argparse.Namespace,
     bench: scenarios.Bench,
     doc: dict[str, Any],
     key: str,
     tenants: tuple[corpus.TenantEvidence, ...],
-    runs: list[dict[str, Any]],
-    *,
-    latency: bool = True,
 ) -> None:
-    """The median of the saturation ``runs``, then (unless ``latency`` is false) latency at
-    fractions of its rate."""
-    sat = report.median_run(runs)
-    if len(runs) > 1:
-        rates = ", ".join(f"{r['throughput_per_s']}" for r in runs)
-        log(f"worker, {len(tenants)} tenant(s): median {sat['throughput_per_s']} of {rates}/s")
-    doc["worker"][key] = {"saturation": sat}
-    rate = sat["throughput_per_s"]
-    if not latency or not rate or not sat["complete"]:
-        return
-    log(f"worker latency at {FRACTIONS} of {rate}/s, {a.latency_seconds} s each")
+    """Latency of the worker over ``tenants`` at each fixed rate of ``--rates``."""
+    log(f"worker latency, {len(tenants)} tenant(s), at {_rates(a)}, {a.latency_seconds} s each")
     pts = await scenarios.latency(
-        bench,
-        f"lat{len(tenants)}t",
-        "worker",
-        tenants,
-        [f * rate for f in FRACTIONS],
-        a.latency_seconds,
+        bench, f"lat{len(tenants)}t", "worker", tenants, a.rates, a.latency_seconds
     )
-    for f, p in zip(FRACTIONS, pts, strict=True):
-        p["fraction"] = f
     doc["worker"][key]["latency"] = pts
-    log("  p99 ms: " + ", ".join(f"{p['p99_ms']:.0f}" for p in pts))
+    log("  " + report.latency_line(pts))
+
+
+async def passthroughs(
+    a: argparse.Namespace, bench: scenarios.Bench, doc: dict[str, Any], one: Any
+) -> None:
+    """The forwarders of earlier runs (one record a draft, unchanged): information only."""
+    for name, system in (("aiokafka_raw", "raw"), ("faust_passthrough", "faust")):
+        log(f"passthrough ({name}, information only): {a.floor_drafts} drafts")
+        doc["baselines"][name] = await scenarios.saturation(
+            bench, f"pass{system}", system, one, a.floor_drafts
+        )
+        log("  " + report.sat_line(doc["baselines"][name]))
 
 
 async def full_extras(
     a: argparse.Namespace, bench: scenarios.Bench, doc: dict[str, Any], one: Any
 ) -> None:
-    """Passthrough latency at the worker's offered rates, scale-out, a repeat baseline, profile."""
-    rate = doc["worker"]["tenants_1"]["saturation"]["throughput_per_s"]
-    if rate:
-        log("Faust passthrough latency at the worker's offered rates")
-        pts = await scenarios.latency(
-            bench, "latfaust", "faust", one, [f * rate for f in FRACTIONS], a.latency_seconds
-        )
-        for f, p in zip(FRACTIONS, pts, strict=True):
-            p["fraction"] = f
-        doc["faust_passthrough_latency"] = pts
+    """Scale-out, the floor again (drift check), profile."""
     so: dict[str, Any] = {}
     by_k: dict[int, list[dict[str, Any]]] = {1: [], 2: []}
     for r in range(a.repeat):
@@ -294,12 +322,9 @@ async def full_extras(
             for one_, two in zip(by_k[1], by_k[2], strict=True)
         ]
     doc["scale_out"] = so
-    log("baseline again (drift check): Faust passthrough")
-    doc["baselines_repeat"] = {
-        "faust_passthrough": await scenarios.saturation(
-            bench, "faust", "faust", one, a.baseline_drafts
-        )
-    }
+    log("the floor again (drift check)")
+    doc["floor_repeat"] = await scenarios.saturation(bench, "floor", "floor", one, a.floor_drafts)
+    log("  " + report.sat_line(doc["floor_repeat"]))
     if not a.no_profile:
         log("profile: worker under pyinstrument, 1 tenant")
         prof = await scenarios.saturation(bench, "profile", "profiled-worker", one, a.drafts)
@@ -313,11 +338,12 @@ def main(argv: list[str] | None = None) -> int:
     a = parse(sys.argv[1:] if argv is None else argv)
     # A fresh topic has no leader for a moment: the client retries and says so; that is no news.
     logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+    log("interpreter: " + report.interpreter_line(report.interpreter()))
     doc = asyncio.run(run(a))
     print(report.table(doc))
-    print(f"results: {doc['meta']['files']['json']}  chart: {doc['meta']['files']['png']}")
-    print(f"ratio_{a.tenants}_tenants_vs_1={doc['ratios'].get('many_tenants_vs_1') or 0:.2f}")
-    print(f"ratio_vs_faust_passthrough={doc['ratio_vs_faust_passthrough'] or 0:.2f}")
+    print(f"interpreter: {report.interpreter_line(doc['meta']['interpreter'])}")
+    print(f"results: {doc['meta']['files']['json']}  plot: {doc['meta']['files']['svg']}")
+    print(report.headline_line(doc["headline"]))
     return 0
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import shutil
 import time
@@ -27,10 +28,11 @@ from typing import Any
 import asyncpg
 import pymongo
 
-from bench_e2e import kafka_io
-from bench_e2e.corpus import TenantEvidence
-from bench_e2e.drafts import EXPECTED_ROLE, DraftRecord, MixGenerator
-from bench_e2e.procs import (
+from bench import kafka_io
+from bench.corpus import TenantEvidence
+from bench.drafts import EXPECTED_ROLE, DraftRecord, MixGenerator
+from bench.procs import (
+    CpuSampler,
     Proc,
     free_port,
     health,
@@ -42,7 +44,6 @@ from bench_e2e.procs import (
 )
 from worker.settings import Settings
 
-SCRIPTS = Path(__file__).resolve().parent.parent
 #: Outputs before this fraction of a saturation run are the warm-up and are not timed.
 WARMUP_FRACTION = 0.05
 WORKER_METRICS = (
@@ -71,6 +72,8 @@ class Bench:
     ledger_sink: str = "process"
     #: Extra ``GW_*`` settings of the worker and its sink (``--worker-setting``), not the baselines.
     worker_settings: dict[str, str] = field(default_factory=dict)
+    #: The floor's records (``bench.shapes.write``), for ``floor`` and ``floor-raw``.
+    templates: Path | None = None
     names: Counter[str] = field(default_factory=Counter)
 
     @property
@@ -107,6 +110,39 @@ def saturated_rate(out_ms: Sequence[int]) -> float:
     k = int(len(ts) * WARMUP_FRACTION)
     span = max(ts[-1] - ts[k], 1) / 1000
     return (len(ts) - 1 - k) / span
+
+
+def steady_cpu_ms(sampler: CpuSampler, name: str, out_ms: Sequence[int]) -> float | None:
+    """CPU ms per draft of one process over the window ``saturated_rate`` times: from the end of
+    the warm-up to the last output (its start-up and idle tail left out)."""
+    ts = sorted(out_ms)
+    if len(ts) <= 20:
+        return None
+    k = int(len(ts) * WARMUP_FRACTION)
+    cpu = sampler.between(name, ts[k] / 1000, ts[-1] / 1000)
+    drafts = len(ts) - 1 - k
+    return round(1000 * cpu / drafts, 4) if cpu is not None and drafts > 0 else None
+
+
+#: A stretch of time longer than this (ms) with drafts waiting and no output is a pause.
+PAUSE_MS = 1000
+
+
+def pauses(sent_and_out_ms: Sequence[tuple[int, int]], over_ms: float = PAUSE_MS) -> int:
+    """Pauses: stretches with no output at all during which some draft waited for its own
+    longer than ``over_ms`` (counted from the first draft's append time). A process that
+    stalls (a blocked loop, a long collection, a rebalance) pauses; one that merely falls behind
+    keeps publishing and does not (its latency shows that instead)."""
+    if not sent_and_out_ms:
+        return 0
+    marks = sorted({min(at for at, _ in sent_and_out_ms), *(out for _, out in sent_and_out_ms)})
+    count = 0
+    for a, b in itertools.pairwise(marks):
+        if b - a > over_ms and any(
+            out >= b and b - max(a, at) > over_ms for at, out in sent_and_out_ms
+        ):
+            count += 1
+    return count
 
 
 def mongo_finds(url: str) -> tuple[int, int]:
@@ -167,7 +203,6 @@ async def pg_queries(dsn: str, tables: Sequence[str]) -> tuple[int, str]:
 
 def _env(extra: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GW_")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SCRIPTS), env.get("PYTHONPATH")]))
     env.update(extra)
     return env
 
@@ -175,7 +210,8 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
 def start_system(
     bench: Bench, system: str, settings: Settings, app_id: str, log_name: str
 ) -> tuple[Proc, int]:
-    """Start ``worker``, ``profiled-worker``, ``ledger-sink`` or a passthrough (faust, raw)."""
+    """Start ``worker``, ``profiled-worker``, ``ledger-sink``, a floor (``floor``: Faust,
+    ``floor-raw``: aiokafka) or a passthrough (``faust``, ``raw``)."""
     port = free_port()
     data_dir = bench.out_dir / "data" / log_name
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -200,16 +236,19 @@ def start_system(
         argv = python_argv("-m", "worker.cli", "run")
     elif system == "profiled-worker":
         argv = python_argv(
-            "-m", "bench_e2e.profile_worker", str(bench.out_dir / f"profile-{log_name}.txt")
+            "-m", "bench.profile_worker", str(bench.out_dir / f"profile-{log_name}.txt")
         )
     elif system == "faust":
         argv = python_argv(
-            "-m", "bench_e2e.passthrough", "faust", topics.drafts, topics.validated, app_id,
+            "-m", "bench.passthrough", "faust", topics.drafts, topics.validated, app_id,
             str(bench.batch_size), str(bench.batch_wait_s), str(port), str(data_dir),
         )  # fmt: skip
+    elif system in ("floor", "floor-raw"):
+        mode = "faust" if system == "floor" else "raw"
+        argv = python_argv("-m", "bench.floor", mode, str(bench.templates))
     elif system == "raw":
         argv = python_argv(
-            "-m", "bench_e2e.passthrough", "raw", topics.drafts, topics.validated, app_id,
+            "-m", "bench.passthrough", "raw", topics.drafts, topics.validated, app_id,
             str(bench.batch_size), str(bench.batch_wait_s),
         )  # fmt: skip
     else:
@@ -219,7 +258,7 @@ def start_system(
 
 def output_topics(system: str, settings: Settings) -> list[str]:
     t = settings.topics
-    if system in ("worker", "profiled-worker"):
+    if system in ("worker", "profiled-worker", "floor", "floor-raw"):
         return [t.validated, t.regenerate, t.could_not_ground, t.dlq]
     return [t.validated]
 
@@ -247,7 +286,7 @@ class Scenario:
         self.prefix = f"bench.{bench.run_tag}.{self.name}"
         self.app_id = f"bench-{bench.run_tag}-{self.name}"
         self.settings = kafka_io.scenario_settings(
-            bench.settings, self.prefix, partitions or bench.partitions
+            bench.settings, self.prefix, partitions or bench.partitions, self.app_id
         )
         self.collector = kafka_io.Collector(
             bench.bootstrap, output_topics(system, self.settings), bench.run_id
@@ -353,7 +392,11 @@ async def saturation(
         busy0, total0 = machine_cpu()
         t_start = time.time()
         proc = sc.start()
-        complete = await wait_outputs(sc.collector, sc.all_procs, indices, max(120, n / 50))
+        sampler = CpuSampler({"proc": proc}).start()
+        try:
+            complete = await wait_outputs(sc.collector, sc.all_procs, indices, max(120, n / 50))
+        finally:
+            await sampler.stop()
         busy1, total1 = machine_cpu()
         metrics = scrape(sc.ports[0], WORKER_METRICS) if "worker" in system else {}
         stages = _batch_stages(sc.ports[0]) if "worker" in system else None
@@ -377,6 +420,8 @@ async def saturation(
             "first_output_after_s": round(min(out_ms) / 1000 - t_start, 2) if out_ms else None,
             "process_cpu_s": round(cpu_s, 2),
             "process_cpu_ms_per_draft": round(1000 * cpu_s / n, 3),
+            # The process alone, while the timed drafts went through (start-up left out).
+            "cpu_ms_per_draft_saturated": steady_cpu_ms(sampler, "proc", out_ms),
             "peak_rss_mb": round(rss, 1) if rss else None,
             "machine_cpu_busy": round((busy1 - busy0) / max(1.0, total1 - total0), 3),
         }
@@ -514,66 +559,81 @@ async def latency(
     rates: Sequence[float],
     seconds: float,
 ) -> list[dict[str, Any]]:
-    """One consumer; for each offered rate, a paced producer for ``seconds``; latency per draft."""
+    """One consumer; for each offered rate, an open-loop producer for ``seconds``: latency per
+    draft, pauses, and the CPU per draft of the consumer's process (and of the ledger sink's)."""
     points = []
     async with Scenario(bench, name, system) as sc:
         gen = MixGenerator(tenants, bench.run_id, scope=sc.name)
-        await sc.start_sink()
-        sc.start()
-        warm = gen.take(40, categories=["grounded"])
-        await sc.drafts_in(warm)
-        if not await wait_outputs(sc.collector, sc.all_procs, [r.index for r in warm], 180):
-            raise RuntimeError(f"{sc.name}: no output for the warm-up drafts within 180 s")
-        for rate in rates:
-            before = _batch_stages(sc.ports[0]) if "worker" in system else None
-            count = max(20, int(rate * seconds))
-            records = gen.take(count)
-            indices = [r.index for r in records]
-            sent = await kafka_io.produce_paced(
-                bench.bootstrap, sc.settings.topics.drafts, records, rate
-            )
-            complete = await wait_outputs(sc.collector, sc.all_procs, indices, seconds + 120)
-            lat = sorted(
-                sc.collector.seen[i].timestamp_ms - sent.append_ms[i]
-                for i in indices
-                if i in sc.collector.seen
-            )
-            out_ms = [sc.collector.seen[i].timestamp_ms for i in indices if i in sc.collector.seen]
-            first_in = min(sent.append_ms.values())
-            # Per second of the load: drafts and their worst latency, to tell stalls from noise.
-            per_second: dict[int, list[int]] = {}
-            for i in indices:
-                if i in sc.collector.seen:
-                    second = (sent.append_ms[i] - first_in) // 1000
-                    per_second.setdefault(second, []).append(
-                        sc.collector.seen[i].timestamp_ms - sent.append_ms[i]
-                    )
-            points.append(
-                {
-                    "offered_per_s": round(rate, 1),
-                    "sent_per_s": round(count / max(1e-3, sent.last_send_s - sent.first_send_s), 1),
-                    "achieved_per_s": round(
-                        len(out_ms) / max(1e-3, (max(out_ms) - first_in) / 1000), 1
-                    )
-                    if out_ms
-                    else None,
-                    "drafts": count,
-                    "complete": complete,
-                    "p50_ms": percentile(lat, 50),
-                    "p95_ms": percentile(lat, 95),
-                    "p99_ms": percentile(lat, 99),
-                    "max_ms": float(lat[-1]) if lat else None,
-                    "max_ms_per_second": [max(v) for _, v in sorted(per_second.items())],
-                }
-            )
-            if before is not None:
-                points[-1].update(_stages_between(before, _batch_stages(sc.ports[0])))
-            await asyncio.sleep(1.0)
+        sink = await sc.start_sink()
+        proc = sc.start()
+        watched = {"proc": proc} | ({"sink": sink} if sink is not None else {})
+        sampler = CpuSampler(watched).start()
+        try:
+            warm = gen.take(40, categories=["grounded"])
+            await sc.drafts_in(warm)
+            if not await wait_outputs(sc.collector, sc.all_procs, [r.index for r in warm], 180):
+                raise RuntimeError(f"{sc.name}: no output for the warm-up drafts within 180 s")
+            for rate in rates:
+                points.append(await _latency_point(sc, gen, sampler, rate, seconds))
+                await asyncio.sleep(1.0)
+        finally:
+            await sampler.stop()
         if "worker" in system:
-            rss = sc.procs[0].peak_rss_mb()
+            rss = proc.peak_rss_mb()
             for p in points:
                 p["peak_rss_mb"] = round(rss, 1) if rss else None
     return points
+
+
+async def _latency_point(
+    sc: Scenario, gen: MixGenerator, sampler: CpuSampler, rate: float, seconds: float
+) -> dict[str, Any]:
+    bench, system = sc.bench, sc.system
+    before = _batch_stages(sc.ports[0]) if "worker" in system else None
+    count = max(20, int(rate * seconds))
+    records = gen.take(count)
+    indices = [r.index for r in records]
+    t_send = time.time()
+    sent = await kafka_io.produce_paced(bench.bootstrap, sc.settings.topics.drafts, records, rate)
+    complete = await wait_outputs(sc.collector, sc.all_procs, indices, seconds + 120)
+    sampler.sample()
+    seen = sc.collector.seen
+    in_order = sorted((sent.append_ms[i], i) for i in indices if i in seen)
+    lat_in_order = [seen[i].timestamp_ms - at for at, i in in_order]
+    lat = sorted(lat_in_order)
+    out_ms = [seen[i].timestamp_ms for i in indices if i in seen]
+    first_in = min(sent.append_ms.values())
+    # Per second of the load: drafts and their worst latency, to tell stalls from noise.
+    per_second: dict[int, list[int]] = {}
+    for at, i in in_order:
+        per_second.setdefault((at - first_in) // 1000, []).append(seen[i].timestamp_ms - at)
+    point: dict[str, Any] = {
+        "offered_per_s": round(rate, 1),
+        "sent_per_s": round(count / max(1e-3, sent.last_send_s - sent.first_send_s), 1),
+        "sender_max_late_ms": sent.max_late_ms,
+        "achieved_per_s": round(len(out_ms) / max(1e-3, (max(out_ms) - first_in) / 1000), 1)
+        if out_ms
+        else None,
+        "drafts": count,
+        "complete": complete,
+        "p50_ms": percentile(lat, 50),
+        "p95_ms": percentile(lat, 95),
+        "p99_ms": percentile(lat, 99),
+        "max_ms": float(lat[-1]) if lat else None,
+        f"pauses_over_{PAUSE_MS}ms": pauses([(at, seen[i].timestamp_ms) for at, i in in_order]),
+        f"drafts_over_{PAUSE_MS}ms": sum(1 for v in lat if v > PAUSE_MS),
+        "max_ms_per_second": [max(v) for _, v in sorted(per_second.items())],
+    }
+    # CPU per draft at this rate: from the first send to the last output (idle time included,
+    # as a process at this rate spends it), the consumer's process alone; the sink apart.
+    end = max(out_ms) / 1000 if out_ms else time.time()
+    for key, label in (("proc", "cpu_ms_per_draft"), ("sink", "ledger_sink_cpu_ms_per_draft")):
+        if key in sampler.samples:
+            cpu = sampler.between(key, t_send, end)
+            point[label] = round(1000 * cpu / count, 4) if cpu is not None else None
+    if before is not None:
+        point.update(_stages_between(before, _batch_stages(sc.ports[0])))
+    return point
 
 
 STAGES = ("window", "evidence", "decide", "publish")

@@ -16,18 +16,21 @@ from typing import NamedTuple
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
-from bench_e2e.drafts import DraftRecord, index_of
+from bench.drafts import DraftRecord, index_of
 from worker.kafka.topics_admin import create_topics
 from worker.settings import Settings, TopicNames
 
 PRODUCER_REQUEST_MAX = 8 * 1024 * 1024
 
 
-def scenario_settings(base: Settings, prefix: str, partitions: int) -> Settings:
-    """Settings naming the scenario's own topics (``<prefix>.agent.drafts`` and so on)."""
+def scenario_settings(base: Settings, prefix: str, partitions: int, app_id: str) -> Settings:
+    """Settings naming the scenario's own topics (``<prefix>.agent.drafts`` and so on) and app id
+    (so its turn-table changelog, ``<app_id>-turns-changelog``, is created with the others)."""
     defaults = TopicNames()
     names = TopicNames(**{f: f"{prefix}.{getattr(defaults, f)}" for f in TopicNames.model_fields})
-    return base.model_copy(update={"topics": names, "topic_partitions": partitions})
+    return base.model_copy(
+        update={"topics": names, "topic_partitions": partitions, "app_id": app_id}
+    )
 
 
 async def make_topics(settings: Settings) -> None:
@@ -64,6 +67,8 @@ class Sent(NamedTuple):
     append_ms: dict[int, int]
     first_send_s: float
     last_send_s: float
+    #: Paced: how late the producer handed its latest draft over, against its schedule (ms).
+    max_late_ms: float = 0.0
 
 
 async def produce_all(bootstrap: str, topic: str, records: Sequence[DraftRecord]) -> Sent:
@@ -85,13 +90,15 @@ async def produce_all(bootstrap: str, topic: str, records: Sequence[DraftRecord]
 async def produce_paced(
     bootstrap: str, topic: str, records: Sequence[DraftRecord], rate: float
 ) -> Sent:
-    """Open-loop: record i is sent at ``start + i / rate`` whatever the consumer does."""
+    """Open-loop: record i is sent at ``start + i / rate`` by the clock, whatever the consumer
+    does (a late producer catches up at once, it never waits for an output)."""
     # A short linger keeps the producer's own CPU low on a 2-core machine; it does not show in
     # the latency, which starts at the broker's append time (LogAppendTime).
     producer = _producer(bootstrap, linger_ms=2)
     await producer.start()
     try:
         futures = []
+        late = 0.0
         start = time.monotonic()
         t0 = time.time()
         for i, r in enumerate(records):
@@ -100,11 +107,17 @@ async def produce_paced(
             if delay > 0:
                 await asyncio.sleep(delay)
             futures.append(await producer.send(topic, r.value, key=r.key, headers=r.headers))
+            late = max(late, time.monotonic() - due)
         t1 = time.time()
         metas = await asyncio.gather(*futures)
     finally:
         await producer.stop()
-    return Sent({r.index: m.timestamp for r, m in zip(records, metas, strict=True)}, t0, t1)
+    return Sent(
+        {r.index: m.timestamp for r, m in zip(records, metas, strict=True)},
+        t0,
+        t1,
+        round(1000 * late, 1),
+    )
 
 
 class Seen(NamedTuple):

@@ -1,7 +1,7 @@
 """The two baselines: forward every draft unchanged to one output topic, nothing else.
 
-    python -m bench_e2e.passthrough raw   IN OUT GROUP BATCH WAIT_S
-    python -m bench_e2e.passthrough faust IN OUT APP_ID BATCH WAIT_S WEB_PORT DATA_DIR
+    python -m bench.passthrough raw   IN OUT GROUP BATCH WAIT_S
+    python -m bench.passthrough faust IN OUT APP_ID BATCH WAIT_S WEB_PORT DATA_DIR
 
 ``raw`` is a plain aiokafka consume -> produce loop; ``faust`` a do-nothing Faust agent with the
 worker's Faust settings (see ``worker.stream.app.build_app``): ``take_events`` batches of the same

@@ -1,0 +1,9 @@
+"""End-to-end benchmark of the grounding worker: ``python -m bench``, or ``scripts/bench``.
+
+A package at the checkout's root, not installed (the wheel carries ``worker`` only): run it from
+the root; the processes it starts run from there too (``python -m bench.floor``). Every figure is
+measured against the floor (``bench.floor``: the worker's records on the worker's transport, and
+nothing else) in the same run on the same broker, because the machine is shared and noisy: the
+ratios and the latency against the floor's are the figures to compare across runs, not the
+absolute drafts/s. See docs/benchmarks.md.
+"""
