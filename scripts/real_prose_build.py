@@ -29,6 +29,12 @@ def _markdown(text: str) -> bool:
     return "**" in text or "\n- " in text or "\n1. " in text or "\n#" in text
 
 
+def _chinese(text: str) -> bool:
+    """Mostly Chinese: some answers to the Chinese questions came back in English."""
+    han = sum(1 for c in text if "\u4e00" <= c <= "\u9fff")
+    return han >= 0.3 * len(text)
+
+
 def main(alpaca: Path, cllm: Path) -> None:
     en: list[dict[str, str]] = []
     for model in EN_MODELS:
@@ -44,7 +50,8 @@ def main(alpaca: Path, cllm: Path) -> None:
     for name in ZH_FILES:
         rows = json.loads((cllm / "datas" / f"{name}.json").read_text("utf-8"))
         answers = [r["answers"][0] for r in rows]
-        picked = [a for a in answers if len(a) >= 200 and _markdown(a)][:ZH_PER_FILE]
+        picked = [a for a in answers if len(a) >= 200 and _markdown(a) and _chinese(a)]
+        picked = picked[:ZH_PER_FILE]
         zh += [
             {"id": f"zh-{name.replace('/', '-')}-{i}", "source": f"CLLM/datas/{name}", "text": a}
             for i, a in enumerate(picked)

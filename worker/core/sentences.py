@@ -18,7 +18,8 @@ lets an uncited claim through; ``docs/decisions.md`` has the list and the reason
   always (``e.g.``, ``Dr.``, ``U.S.``, ``et al.``…), ``BEFORE_NUMBER`` when a digit follows
   (``No. 5``, ``Fig. 3``), ``UNLESS_CAPITAL`` unless the next word is capitalised and not an
   all-capitals word (``etc.``, ``Inc.``, ``p.m.``: ``2 p.m. UTC`` and ``Inc. CFO`` do not end), a
-  single capital initial (``J. Smith``). Whatever the abbreviation, a citation token right after
+  single capital initial (``J. Smith``), an enumerator opening a sentence (``a.``, ``iv.``,
+  ``**1.``, up to three digits). Whatever the abbreviation, a citation token right after
   its ``.`` ends the sentence (``U.S. [DOC-1] Next…`` is two). A word glued to digits (``1st.``)
   is no abbreviation. Inline code spans are opaque.
 - Not assertions (exempt from needing a citation, never from rule 5): questions (the terminator
@@ -131,6 +132,7 @@ _TERM_SET = f"[{re.escape(_TERMINATORS)}]"
 #: What may follow a terminator and its closers for it to end a sentence, besides a token:
 #: whitespace, the end, a ``<br>`` or a backslash hard break.
 _FOLLOW = r"(?=\s|\Z|<[bB][rR][\s/>]|\\\n)"
+_FOLLOWS_RE = re.compile(rf"\s|\Z|<[bB][rR][\s/>]|\\\n|{_TOKEN}")
 #: What separates a sentence from the next: whitespace and hard breaks.
 _GAP = r"(?:\s|<[bB][rR]\s*+/?>|\\(?=\n))*+"
 
@@ -192,6 +194,10 @@ _STOP_RE = re.compile(
 #: Text with no letter or digit outside tokens (``[\W_]`` is exactly ``not str.isalnum()``).
 _NO_WORDS_RE = re.compile(rf"(?:{_TOKEN}|[\W_])*+")
 _DIGITS = frozenset("0123456789")
+#: Before a single ``.``, what may end an abbreviation or an enumerator: a dot, an ASCII digit.
+_WORD_DOT = frozenset(".0123456789")
+#: The longest number that enumerates when it opens a sentence (``12.``, not ``2023.``).
+_ENUMERATOR_DIGITS = 3
 _TICKS_RE = re.compile(r"`+")
 #: A word of two or more capitals (``UTC``, ``CFO``): after ``p.m.`` or ``Inc.``, not a new
 #: sentence's first word.
@@ -247,7 +253,7 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                 if m[i] == "`":
                     pos = code.end(i)
                     continue
-                if pairs is not None and (skip := pairs.skip(stop, start)) >= 0:
+                if pairs is not None and (skip := pairs.skip(m, stop, start)) >= 0:
                     pos = skip  # this stop is inside a parenthesis or quotation
                     continue
                 if m[i] in _LEAD_IN_MARKS:
@@ -260,7 +266,7 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                         j - i == 1
                         and m[i] == "."
                         and i
-                        and (m[i - 1].isalpha() or m[i - 1] == ".")  # else no abbreviation
+                        and (m[i - 1].isalpha() or m[i - 1] in _WORD_DOT)  # else none
                         and not _period_ends(m, start, i, stop.start("att"), end)
                     ):
                         pos = j
@@ -345,6 +351,14 @@ def _token_ending_at(m: str, start: int, pos: int) -> int | None:
 def _period_ends(m: str, start: int, i: int, k: int, after: int) -> bool:
     """Whether a single ``.`` at ``i`` (closers up to ``k``, tokens attached up to ``after``) ends
     its sentence (which starts at ``start``), or closes an abbreviation."""
+    if m[i - 1] in _DIGITS:  # ``**1. Goals:**``: a number opening a sentence enumerates
+        d = i - 1
+        while d > start and m[d - 1] in _DIGITS:
+            d -= 1
+        e = d
+        while e > start and m[e - 1] in "*_":
+            e -= 1
+        return not (e == start and i - d <= _ENUMERATOR_DIGITS)
     w = i
     while w > 0 and (m[w - 1].isalpha() or m[w - 1] == "."):
         w -= 1
@@ -442,23 +456,31 @@ class _Pairs:
             or _enclosing(self.quote_starts, self.quote_ends, i) >= 0
         )
 
-    def skip(self, stop: re.Match[str], start: int) -> int:
+    def skip(self, m: str, stop: re.Match[str], start: int) -> int:
         """Where to go on from a stop inside a pair (past its closer), or -1: the stop may end
         the sentence. A terminator inside a parenthesis ends nothing, unless the parenthesis
         opens the sentence and closes right after the terminator (``(See above.)``); one inside
-        a quotation only where the quotation closes right after it (``He said "stop." Then``)."""
+        a quotation only where the quotation closes right after it (``He said "stop." Then``).
+        Either way, whitespace, a token, a hard break or the end must follow the closer, CJK
+        terminators included (``回答了“谁？”的问题`` is one sentence)."""
         i = stop.start()
+        closed = _closers_end(stop)
         k = _enclosing(self.paren_starts, self.paren_ends, i)
         if k >= 0:
             close = self.paren_ends[k]
-            if self.paren_starts[k] != start or _closers_end(stop) <= close:
+            if self.paren_starts[k] != start or closed <= close or not _follows(m, closed):
                 return close + 1
         k = _enclosing(self.quote_starts, self.quote_ends, i)
         if k >= 0:
             close = self.quote_ends[k]
-            if _closers_end(stop) <= close:
+            if closed <= close or not _follows(m, closed):
                 return close + 1
         return -1
+
+
+def _follows(m: str, k: int) -> bool:
+    """Whether what follows ``k`` lets a terminator before it end a sentence."""
+    return _FOLLOWS_RE.match(m, k) is not None
 
 
 def _closers_end(stop: re.Match[str]) -> int:

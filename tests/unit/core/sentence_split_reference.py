@@ -129,21 +129,20 @@ class Splitter:
         while k < len(m) and m[k] in CLOSERS:
             k += 1
         cjk = m[j - 1] in CJK_TERMINATORS
-        follows = (
-            cjk
-            or k == len(m)
+        spaced = (
+            k == len(m)
             or m[k].isspace()
             or k in self.token_end
             or BREAK.match(m, k) is not None
             or m[k : k + 2] == "\\\n"
         )
-        if not follows:
+        if not (cjk or spaced):
             return None, j
         paren = region(self.parens, i)
-        if paren is not None and (paren[0] != start or k <= paren[1]):
+        if paren is not None and (paren[0] != start or k <= paren[1] or not spaced):
             return None, paren[1] + 1
         quote = region(self.quotes, i)
-        if quote is not None and k <= quote[1]:
+        if quote is not None and (k <= quote[1] or not spaced):
             return None, quote[1] + 1
         if j - i == 1 and m[i] == "." and not cjk and not self.period_ends(start, i, k):
             return None, j
@@ -195,6 +194,12 @@ class Splitter:
     def period_ends(self, start: int, i: int, k: int) -> bool:
         """Whether the single ``.`` at ``i`` (closers up to ``k``) ends its sentence."""
         m = self.m
+        if i > 0 and "0" <= m[i - 1] <= "9":  # a number: an enumerator if it opens the sentence
+            d = i - 1
+            while d > start and "0" <= m[d - 1] <= "9":
+                d -= 1
+            before = m[start:d]
+            return not (before.strip("*_") == "" and i - d <= 3)
         if i == 0 or not (m[i - 1].isalpha() or m[i - 1] == "."):
             return True
         w = i

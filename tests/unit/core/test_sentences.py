@@ -22,7 +22,8 @@ PIECES = [
     "[DOC-22]", "[EVT-007]", "[OBS-", "vs.", "Fig.", "E.G.", "NO.", "ſt.", "x.No.", "No. 5",
     "i.e.)", "OBS-1]", "\r", "\u00a0", "²", "É.", "x:", ": [OBS-3]\n", "?)", "Jan.", "a.m.",
     "p.m.", "Inc.", "et al.", " al.", "Nat.", "a. ", "iv. ", "。", "！", "？", "：", "中文", "（",
-    "）", "「", "」", "<br>", "<BR/>", "\\\n", "**Core idea.**", "*Label*", "_x_", "«", "»",
+    "）", "「", "」", "<br>", "<BR/>", "\\\n", "**Core idea.**", "*Label*", "_x_", "«", "»", "**1. ", "12. ",
+    "2023. ",
 ]  # fmt: skip
 BLOCK = st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
 
