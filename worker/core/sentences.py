@@ -202,13 +202,19 @@ _TICKS_RE = re.compile(r"`+")
 #: A word of two or more capitals (``UTC``, ``CFO``): after ``p.m.`` or ``Inc.``, not a new
 #: sentence's first word.
 _ACRONYM_RE = re.compile(r"[A-Z][A-Z0-9]++(?![^\W\d_])")
+#: Every word of the lists (``al`` of ``et al.`` included): any other word ends its sentence,
+#: unless it is an initial or an enumerator.
+_LISTED = NEVER_END | BEFORE_NUMBER | UNLESS_CAPITAL | {"al"}
+#: The longest roman-numeral enumerator (``viii``).
+_ROMAN_MAX = 4
 #: An enumerator that starts a sentence without being a list marker (``a.``, ``iv.``).
 _ENUMERATOR_RE = re.compile(r"[a-z]|[ivx]{2,4}")
 #: A sentence that is one emphasis span (``**Core idea.**``, ``*Summary*:``): a label.
 _LABEL_RE = re.compile(r"(\*{1,3}|_{1,3})(?=\S)(.*?\S)\1[.:：]?", re.DOTALL)
 #: Characters of the pairs that hide terminators (and backticks: code spans are opaque).
 _PAIRS_RE = re.compile(r"`+|[()（）\"“”«»「」『』]")
-_ANY_PAIR_RE = re.compile(r"[()（）\"“”«»「」『』]")
+#: A character that can close a pair (a straight ``"`` is counted apart).
+_CLOSING_RE = re.compile(r"[)）”»」』]")
 _CLOSER_OF = {"(": ")", "（": "）", "“": "”", "«": "»", "「": "」", "『": "』"}
 _PAREN_CLOSERS = frozenset(")）")
 
@@ -227,7 +233,11 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
         _emit(m, out, 0, end, _is_assertion(m, 0, end, None))
         return out
     code = _CodeSpans(m)
-    pairs = _Pairs(m, code) if _ANY_PAIR_RE.search(m) is not None else None
+    pairs = None
+    if _CLOSING_RE.search(m) is not None or m.count('"') > 1:  # else nothing can be enclosed
+        pairs = _Pairs(m, code)
+        if not (pairs.paren_starts or pairs.quote_starts):
+            pairs = None
     search_stop = _STOP_RE.search
     #: The start of a run-in label waiting for the sentence it belongs to, or -1.
     label = -1
@@ -256,28 +266,32 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                 if pairs is not None and (skip := pairs.skip(m, stop, start)) >= 0:
                     pos = skip  # this stop is inside a parenthesis or quotation
                     continue
-                if m[i] in _LEAD_IN_MARKS:
+                branch = stop.lastgroup  # the last group of the alternative that matched
+                if branch == "tail":
                     pos = end = stop.end("tail")
                     assertion = False
-                elif stop.start("run") >= 0:
+                elif branch == "att":
                     end = stop.end("att")
                     j = stop.end("run")
-                    if (
-                        j - i == 1
-                        and m[i] == "."
-                        and i
-                        and (m[i - 1].isalpha() or m[i - 1] in _WORD_DOT)  # else none
-                        and not _period_ends(m, start, i, stop.start("att"), end)
-                    ):
-                        pos = j
-                        continue
-                    assertion = not any(q in m[i:j] for q in _QUESTION_MARKS) or (
-                        pairs is not None and pairs.inside(i)
-                    )
+                    if j - i == 1:
+                        if (
+                            m[i] == "."
+                            and i
+                            and (m[i - 1].isalpha() or m[i - 1] in _WORD_DOT)  # else none
+                            and not _period_ends(m, start, i, stop.start("att"), end)
+                        ):
+                            pos = j
+                            continue
+                        question = m[i] in _QUESTION_MARKS
+                    else:
+                        run = m[i:j]
+                        question = "?" in run or "？" in run
+                    assertion = not question or (pairs is not None and pairs.inside(i))
                     pos = stop.end()
                 else:
                     end = stop.end("catt")
-                    assertion = not any(q in m[i : stop.end("cjk")] for q in _QUESTION_MARKS) or (
+                    run = m[i : stop.end("cjk")]
+                    assertion = not ("?" in run or "？" in run) or (
                         pairs is not None and pairs.inside(i)
                     )
                     pos = stop.end()
@@ -367,6 +381,9 @@ def _period_ends(m: str, start: int, i: int, k: int, after: int) -> bool:
         return True
     if after > k:  # a citation token right after the stop ends the sentence, whatever the word
         return True
+    if word not in _LISTED and "." not in word and (w > start or len(word) > _ROMAN_MAX):
+        # Most words: no abbreviation of any list, no initialism, no enumerator here.
+        return len(word) > 1 or not m[w].isupper()
     if word in NEVER_END or (word == "al" and m[max(w - 3, 0) : w].lower() == _ET_AL):
         return False
     if len(word) == 1 and m[w].isupper():  # an initial (``James P. Johnson``)
