@@ -165,6 +165,14 @@ _KEPT_OPEN = (
     rf"(?:(?:{_after_word(NEVER_END)})(?!{_CLOSER_SET}*+\s*+{_TOKEN})"
     rf"|(?:{_after_word(BEFORE_NUMBER)})\s++[0-9])"
 )
+#: A ``.`` (just consumed) after five lower-case ASCII letters that make no listed word: no
+#: abbreviation, initial or enumerator can end so, so ``_period_ends`` need not be asked (the
+#: group takes part in the match; most sentence ends of prose).
+_PLAIN = "(?P<plain>(?<=[a-z]{5}\\.)%s)?" % "".join(  # noqa: UP031 -- braces in the pattern
+    rf"(?<!{_either_case(w)}\.)"
+    for w in sorted(NEVER_END | BEFORE_NUMBER | UNLESS_CAPITAL)
+    if len(w) >= 5 and w.isalpha()
+)
 #: The next place the scanner must act on, inside a sentence (one C-level search per stop):
 #: - a backtick (an inline code span, opaque);
 #: - a ``:`` or ``：`` that ends its line after closers and attached tokens (``tail``: where the
@@ -185,7 +193,7 @@ _STOP_RE = re.compile(
     rf"[`:：{_TERMINATORS}](?:"
     r"(?<=`)"
     rf"|(?<=[:：])(?=(?P<tail>{_CLOSER_SET}*+(?:\s*+{_TOKEN})*+)[ \t\r]*+(?:\n|\Z))"
-    rf"|(?<={_TERM_SET})(?!{_KEPT_OPEN})(?P<run>{_TERM_SET}*+)(?P<cl>{_CLOSER_SET}*+)"
+    rf"|(?<={_TERM_SET})(?!{_KEPT_OPEN}){_PLAIN}(?P<run>{_TERM_SET}*+)(?P<cl>{_CLOSER_SET}*+)"
     rf"(?P<att>(?:\s*+{_TOKEN})++|{_FOLLOW}){_GAP}"
     rf"|(?<={_TERM_SET})(?P<cjk>{_TERM_SET}*+)(?<=[{_CJK_TERMINATORS}])(?P<ccl>{_CLOSER_SET}*+)"
     rf"(?P<catt>(?:\s*+{_TOKEN})*+){_GAP}"
@@ -209,12 +217,15 @@ _LISTED = NEVER_END | BEFORE_NUMBER | UNLESS_CAPITAL | {"al"}
 _ROMAN_MAX = 4
 #: An enumerator that starts a sentence without being a list marker (``a.``, ``iv.``).
 _ENUMERATOR_RE = re.compile(r"[a-z]|[ivx]{2,4}")
+#: How a label may end: its emphasis marker, then ``.``, ``:`` or ``：`` (a cheap test first).
+_LABEL_ENDS = frozenset(a + b for a in "*_" for b in ".:：")
 #: A sentence that is one emphasis span (``**Core idea.**``, ``*Summary*:``): a label.
 _LABEL_RE = re.compile(r"(\*{1,3}|_{1,3})(?=\S)(.*?\S)\1[.:：]?", re.DOTALL)
 #: Characters of the pairs that hide terminators (and backticks: code spans are opaque).
 _PAIRS_RE = re.compile(r"`+|[()（）\"“”«»「」『』]")
-#: A character that can close a pair (a straight ``"`` is counted apart).
-_CLOSING_RE = re.compile(r"[)）”»」』]")
+#: A character that can open a pair, and those that can close one.
+_OPENING_RE = re.compile(r"[(（\"“«「『]")
+_CLOSING = '")）”»」』'
 _CLOSER_OF = {"(": ")", "（": "）", "“": "”", "«": "»", "「": "」", "『": "』"}
 _PAREN_CLOSERS = frozenset(")）")
 
@@ -232,12 +243,20 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
         end = len(m.rstrip())
         _emit(m, out, 0, end, _is_assertion(m, 0, end, None))
         return out
-    code = _CodeSpans(m)
-    pairs = None
-    if _CLOSING_RE.search(m) is not None or m.count('"') > 1:  # else nothing can be enclosed
-        pairs = _Pairs(m, code)
-        if not (pairs.paren_starts or pairs.quote_starts):
-            pairs = None
+    code: _CodeSpans | None = None
+    #: The pairs of the block, found at the first stop that may be inside one: strictly between
+    #: the first opener ``lo`` and the last closer ``hi`` (most stops are not, and most blocks
+    #: never need the table).
+    pairs: _Pairs | None = None
+    if m.isascii():  # str.find: no pattern to run for the common case
+        paren, quote = m.find("("), m.find('"')
+        lo = min(paren, quote) if paren >= 0 and quote >= 0 else max(paren, quote)
+        hi = max(m.rfind(")"), m.rfind('"')) if lo >= 0 else -1
+    elif (opener := _OPENING_RE.search(m)) is not None:
+        lo = opener.start()
+        hi = max([m.rfind(c) for c in _CLOSING])
+    else:
+        lo = hi = -1
     search_stop = _STOP_RE.search
     #: The start of a run-in label waiting for the sentence it belongs to, or -1.
     label = -1
@@ -256,16 +275,24 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
             stop = search_stop(m, pos)
             if stop is None:
                 end = len(m.rstrip())
+                if pairs is None and lo >= 0 and ("?" in m[start:end] or "？" in m[start:end]):
+                    code = code or _CodeSpans(m)
+                    pairs = _Pairs(m, code)  # a question mark may be inside a pair
                 assertion = _is_assertion(m, start, end, pairs)
                 pos = len(m)
             else:
                 i = stop.start()
                 if m[i] == "`":
+                    code = code or _CodeSpans(m)
                     pos = code.end(i)
                     continue
-                if pairs is not None and (skip := pairs.skip(m, stop, start)) >= 0:
-                    pos = skip  # this stop is inside a parenthesis or quotation
-                    continue
+                if lo < i < hi:
+                    if pairs is None:
+                        code = code or _CodeSpans(m)
+                        pairs = _Pairs(m, code)
+                    if (skip := pairs.skip(m, stop, start)) >= 0:
+                        pos = skip  # this stop is inside a parenthesis or quotation
+                        continue
                 branch = stop.lastgroup  # the last group of the alternative that matched
                 if branch == "tail":
                     pos = end = stop.end("tail")
@@ -275,7 +302,8 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                     j = stop.end("run")
                     if j - i == 1:
                         if (
-                            m[i] == "."
+                            stop.start("plain") < 0
+                            and m[i] == "."
                             and i
                             and (m[i - 1].isalpha() or m[i - 1] in _WORD_DOT)  # else none
                             and not _period_ends(m, start, i, stop.start("att"), end)
@@ -295,7 +323,12 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                         pairs is not None and pairs.inside(i)
                     )
                     pos = stop.end()
-            if assertion and m[start] in "*_" and _is_label(m, start, end):
+            if (
+                assertion
+                and m[start] in "*_"
+                and (m[end - 1] in "*_" or m[end - 2 : end] in _LABEL_ENDS)
+                and _is_label(m, start, end)
+            ):
                 if label >= 0:  # a label followed by a label: no run-in, an assertion
                     _emit(m, out, label, label_end, True)
                 label, label_end = start, end
@@ -444,15 +477,15 @@ class _Pairs:
         quotes: list[tuple[int, int]] = []
         open_at: dict[str, list[int]] = {}
         quote = -1
-        search = _PAIRS_RE.search
-        pos = 0
-        while (hit := search(m, pos)) is not None:
+        past = 0  # past the last code span
+        for hit in _PAIRS_RE.finditer(m):
             i = hit.start()
+            if i < past:
+                continue
             c = m[i]
             if c == "`":
-                pos = code.end(i)
+                past = code.end(i)
                 continue
-            pos = i + 1
             if c == '"':
                 if quote < 0:
                     quote = i
