@@ -295,8 +295,11 @@ def _hidden(
 
 #: Where rule 5's finest sentences end: at every terminator (with its closing quotes or brackets)
 #: followed by whitespace or the end, whatever abbreviation or parenthesis surrounds it, and at
-#: every line break, and at a table cell's pipes.
-_FINE_END_RE = re.compile(r"[.!?。！？‽][\"'”’)\]*]*(?=\s|$)|[。！？]|\n|(?=\|)|(?<=\|)")
+#: every line break, and at a table cell's pipes; a ``<br>`` or a backslash hard break after a
+#: terminator counts as whitespace (rule 7 ends a sentence there too).
+_FINE_END_RE = re.compile(
+    r"[.!?。！？‽][\"'”’)\]*]*(?=\s|$|<[bB][rR][\s/>]|\\\n)|[。！？]|\n|(?=\|)|(?<=\|)"
+)
 #: What a line may start with before its words: indentation, block-quote, list, heading and
 #: table markers (kept when the words go).
 #: Spaces and tabs from a position (always matches, possibly empty).

@@ -45,13 +45,14 @@ def test_tokens_separated_by_spaces_and_a_soft_wrap_stay_with_their_sentence() -
 
 
 def test_terminators_after_closing_quotes_and_brackets() -> None:
+    """Contract v3: a quotation closed right after its terminator ends the sentence; a
+    parenthesis inside a sentence ends nothing; an all-emphasis sentence followed by another is
+    a run-in label and belongs to it."""
     md = 'He said "stop." Then left (at dawn.) **Bold.** _Done._ Last'
     assert sentences(md) == [
         'He said "stop."',
-        "Then left (at dawn.)",
-        "**Bold.**",
-        "_Done._",
-        "Last",
+        "Then left (at dawn.) **Bold.**",
+        "_Done._ Last",
     ]
 
 
@@ -97,8 +98,11 @@ def test_periods_that_do_end_a_sentence(md: str, expected: list[str]) -> None:
 
 
 def test_questions_are_not_assertions() -> None:
+    """Contract v3: a question ends in ``?`` outside parentheses and quotations; one inside them
+    asks nothing of the sentence around it."""
     md = 'Did it refuel? [OBS-4] Was it "late?" It was [OBS-5]. Why (really?)'
-    assert sentences(md) == ["It was [OBS-5]."]
+    assert sentences(md) == ['Was it "late?"', "It was [OBS-5].", "Why (really?)"]
+    assert sentences("Did it refuel? Was it late？ 是吗？") == []
 
 
 def test_a_line_ending_in_a_colon_is_not_an_assertion() -> None:
