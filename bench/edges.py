@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """The edges of the hot path, before and after the ledger and store steps, in one process.
 
-    .venv/bin/python scripts/bench_edges.py [--repeat 7] [--postgres]
+    .venv/bin/python -m bench.edges [--repeat 7] [--postgres]
 
 Each figure is the minimum over ``--repeat`` timeit runs (µs per unit), the "before" code
 (reproduced here as it was) and the "after" code (imported) timed alternately, so machine noise
@@ -212,7 +211,11 @@ async def postgres(repeat: int) -> None:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.edges",
+        description=__doc__,
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
     p.add_argument("--repeat", type=int, default=7)
     p.add_argument("--postgres", action="store_true", help="also time the ledger writes")
     a = p.parse_args()
