@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib
 import json
 import re
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -60,25 +60,31 @@ _SHORT_END = re.compile(r"(?:^|\s)[A-Za-z]{1,4}\.$")
 _PAIRS = {"(": ")", "（": "）", "“": "”", "「": "」", "『": "』"}
 
 
-def units_of(code: Path, text: str) -> list[str]:
-    """The sentence units of ``text`` as uncited ``answer_markdown``, by the code at ``code``."""
-    claims = _claims_module(code)
-    units = claims.claim_units({"answer_markdown": text}, "answer")
-    return [u.text for u in units]
+#: Run in the checkout named by ``--code`` (its ``worker`` is the first one found from there): the
+#: sentence units of each text read from stdin, one JSON list per line.
+_UNITS_IN_CHECKOUT = """
+import json, sys
+from worker.core.claims import claim_units
+for line in sys.stdin:
+    units = claim_units({"answer_markdown": json.loads(line)}, "answer")
+    print(json.dumps([u.text for u in units], ensure_ascii=False))
+"""
 
 
-_loaded: dict[Path, Any] = {}
-
-
-def _claims_module(code: Path) -> Any:
-    if code not in _loaded:
-        if len(_loaded) > 0:
-            raise SystemExit("one checkout per run")
-        sys.path.insert(0, str(code))
-        for name in [n for n in sys.modules if n == "worker" or n.startswith("worker.")]:
-            del sys.modules[name]
-        _loaded[code] = importlib.import_module("worker.core.claims")
-    return _loaded[code]
+def units_per_text(code: Path, texts: list[str]) -> list[list[str]]:
+    """The sentence units of each text as uncited ``answer_markdown``, by the code at ``code``:
+    in a child interpreter started in that checkout, so no import path is edited here."""
+    feed = "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in texts)
+    out = subprocess.run(
+        [sys.executable, "-c", _UNITS_IN_CHECKOUT],
+        cwd=code,
+        input=feed,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=True,
+    )
+    return [json.loads(line) for line in out.stdout.splitlines()]
 
 
 def hint(unit: str, following: str | None) -> str:
@@ -133,8 +139,9 @@ def main() -> None:
         labelled: Counter[str] = Counter()
         artefacts: list[tuple[str, str, str]] = []
         total = sampled = unlabelled = 0
-        for row in rows:
-            units = units_of(args.code.resolve(), row["text"])
+        for row, units in zip(
+            rows, units_per_text(args.code.resolve(), [r["text"] for r in rows]), strict=True
+        ):
             for n, unit in enumerate(units):
                 total += 1
                 guess = hint(unit, units[n + 1] if n + 1 < len(units) else None)
@@ -179,8 +186,8 @@ def main() -> None:
                 + ", ".join(f"{k} {v}" for k, v in sorted(labelled.items()))
                 + f"; segmentation artefacts {segmentation:.1%}, all non-claims {rate:.1%}"
             )
-            for key, label, unit in artefacts:
-                print(f"    {label:16s} {key}  {json.dumps(unit, ensure_ascii=False)[:160]}")
+            for key, kind, unit in artefacts:
+                print(f"    {kind:16s} {key}  {json.dumps(unit, ensure_ascii=False)[:160]}")
     if args.json:
         print(json.dumps(figures, indent=2, sort_keys=True))
 

@@ -10,20 +10,16 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
+from chaoslib import ChaosWorker, seed_corpus
 from pymongo import AsyncMongoClient
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-
-from chaoslib import ChaosWorker, seed_corpus
 from harness import ServiceControl
-
 from worker.settings import Settings
 from worker.stores.demo import seed
 

@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 from chaoslib import ChaosWorker, Fleet, scale
-from harness import Bus
 from hostile import generated, hand_made
+
+from harness import Bus
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 

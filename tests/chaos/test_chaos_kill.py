@@ -28,6 +28,7 @@ from chaoslib import (
     scan_logs,
     wait_settled,
 )
+
 from harness import Bus, unique_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e, pytest.mark.outage]

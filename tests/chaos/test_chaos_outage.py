@@ -34,6 +34,7 @@ from chaoslib import (
     settled,
     wait_settled,
 )
+
 from harness import Bus, ServiceControl, replay_cli, unique_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e, pytest.mark.outage]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from chaoslib import PRINCIPALS, Stream, hidden_in_tenant, scan_leaks, scan_logs
+
 from harness import Received
 
 

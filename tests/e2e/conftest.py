@@ -18,8 +18,8 @@ from typing import Any, NamedTuple
 
 import asyncpg
 import pytest
-from harness import ServiceControl, WorkerProcess
 
+from harness import ServiceControl, WorkerProcess
 from worker.settings import Settings
 from worker.stores.demo import seed
 

@@ -11,8 +11,8 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 
 import pytest
-from harness import WorkerProcess, running
 
+from harness import WorkerProcess, running
 from worker.client import (
     CouldNotGround,
     Grounded,

@@ -15,8 +15,8 @@ from typing import Any
 import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
-from harness import WorkerProcess, running, unique_id
 
+from harness import WorkerProcess, running, unique_id
 from worker.client import GroundingClient, draft_envelope
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]

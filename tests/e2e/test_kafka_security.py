@@ -20,6 +20,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 
 import pytest
+
 from harness import Bus, WorkerProcess, answer, draft, running, topics_env, unique_id
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]

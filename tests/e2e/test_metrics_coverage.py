@@ -19,11 +19,11 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-from harness import Bus, WorkerProcess, answer, draft, running, unique_id
 from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.parser import text_string_to_metric_families
 
 from generators import promql_names
+from harness import Bus, WorkerProcess, answer, draft, running, unique_id
 from worker.metrics import Metrics
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]

@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Callable
 
 import pytest
+
 from harness import ServiceControl, WorkerProcess, answer, draft, running, unique_id
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.outage]

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from harness import WorkerProcess, answer, draft, running, unique_id
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]

@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from harness import Bus, Received, WorkerProcess, answer, draft, running, unique_id
 
+from harness import Bus, Received, WorkerProcess, answer, draft, running, unique_id
 from worker import __version__
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]

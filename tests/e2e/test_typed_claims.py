@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+
 from harness import Bus, WorkerProcess, answer, draft, running, unique_id
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]

@@ -2,9 +2,9 @@
 
 Like :class:`worker.core.ports.InMemoryEvidenceStore` for the evidence port, they live next to
 the code rather than under ``tests/``, so that unit tests, the golden run
-(``tests/unit/stream/golden_pipeline.py``, also run as a script) and the benchmarks share one
-fake per port without reaching into each other's files. A test that needs a broker or a store
-that misbehaves subclasses one and overrides a single method.
+(``python -m tests.unit.stream.golden_pipeline``) and the benchmarks share one fake per port
+without reaching into each other's files. A test that needs a broker or a store that misbehaves
+subclasses one and overrides a single method.
 """
 
 from __future__ import annotations

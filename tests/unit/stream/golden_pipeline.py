@@ -6,9 +6,10 @@ The hot path was rebuilt for speed; its outputs must stay byte-identical. The in
 generator, with a fixed clock), in batches, with a redelivered batch and a regeneration
 deadline. ``golden/outputs.jsonl`` holds what the code before that rebuild published for them.
 
-Rebuild both (only when an output is *meant* to change, and say why in the commit)::
+Rebuild both (only when an output is *meant* to change, and say why in the commit), from the
+checkout's root, where ``bench`` is found::
 
-    .venv/bin/python tests/unit/stream/golden_pipeline.py --write
+    .venv/bin/python -m tests.unit.stream.golden_pipeline --write
 """
 
 from __future__ import annotations
@@ -170,7 +171,6 @@ def _examples() -> Iterator[dict[str, Any]]:
 
 def build_inputs() -> dict[str, Any]:
     """Examples and the benchmark mix, as committed in ``golden/inputs.json``."""
-    sys.path.insert(0, str(ROOT))  # run as a file: the checkout's `bench` package
     from bench import corpus as bench_corpus  # noqa: PLC0415 - only for building
     from bench import drafts as bench_drafts  # noqa: PLC0415
 
@@ -239,7 +239,7 @@ def build_inputs() -> dict[str, Any]:
 def main() -> None:
     """``--write``: rebuild the inputs and record the current code's outputs."""
     if "--write" not in sys.argv[1:]:
-        raise SystemExit("usage: golden_pipeline.py --write")
+        raise SystemExit("usage: python -m tests.unit.stream.golden_pipeline --write")
     GOLDEN.mkdir(exist_ok=True)
     inputs = build_inputs()
     INPUTS.write_bytes(orjson.dumps(inputs, option=orjson.OPT_SORT_KEYS))

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Restart recovery and resident memory with the turn table in memory:// and in RocksDB.
 
-    eval "$(scripts/services env)"; .venv/bin/python scripts/bench_recovery.py [--turns 100000]
+    eval "$(scripts/services env)"; .venv/bin/python -m bench.recovery [--turns 100000]
 
 For each store: start a worker (the e2e harness, private topics), publish ``--turns`` grounded
 drafts (one turn each), wait until the worker has decided them all, read its RSS, stop it with
@@ -16,7 +15,6 @@ import argparse
 import asyncio
 import json
 import os
-import sys
 import tempfile
 import time
 import urllib.error
@@ -24,15 +22,11 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+from aiokafka import AIOKafkaProducer
 
-from aiokafka import AIOKafkaProducer  # noqa: E402
-from harness import Bus, WorkerProcess, answer, draft, unique_id  # noqa: E402
-
-from worker.settings import Settings  # noqa: E402
-from worker.stores.demo import seed  # noqa: E402
+from harness import Bus, WorkerProcess, answer, draft, unique_id
+from worker.settings import Settings
+from worker.stores.demo import seed
 
 GROUNDED = answer(
     "Checkout p95 latency rose to 840 ms after the payments-api 2.3.0 deploy [OBS-1001].",
@@ -142,7 +136,9 @@ async def run_store(
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.recovery", description=(__doc__ or "").split("\n\n")[0]
+    )
     parser.add_argument("--turns", type=int, default=100_000)
     parser.add_argument("--stores", default="memory,rocksdb")
     args = parser.parse_args()
@@ -151,7 +147,7 @@ async def main() -> None:
         "postgres": os.environ["POSTGRES_DSN"],
         "mongo": os.environ["MONGO_URL"],
     }
-    await seed(Settings(GW_POSTGRES_DSN=servers["postgres"], GW_MONGO_URL=servers["mongo"]))  # type: ignore[call-arg]
+    await seed(Settings(GW_POSTGRES_DSN=servers["postgres"], GW_MONGO_URL=servers["mongo"]))
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-recovery-") as tmp:
         for i, store in enumerate(args.stores.split(",")):

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Throughput of the pure core: prepare + evaluate + decide (+ serialization) per draft.
 
-    .venv/bin/python scripts/bench_core.py [--rounds 7] [--seconds 1.0] [--profile N]
+    .venv/bin/python -m bench.core [--rounds 7] [--seconds 1.0] [--profile N]
 
 Two workloads: a typical answer (~2 KB of Markdown, 8 claims, 10 distinct citations, one of them
 hidden from the reader) and a large report (50 sections, a timeline). Each round runs the workload
@@ -39,30 +38,25 @@ import cProfile
 import gc
 import pstats
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import orjson
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from worker.core.claim_checks import DeclaredClaim  # noqa: E402
-from worker.core.envelope import Draft, parse_envelope  # noqa: E402
-from worker.core.evidence import (  # noqa: E402
+from worker.core.claim_checks import DeclaredClaim
+from worker.core.envelope import Draft, parse_envelope
+from worker.core.evidence import (
     CitationRef,
     EvidenceKind,
     EvidenceRecord,
     Principal,
 )
-from worker.core.outputs import DraftKind  # noqa: E402
-from worker.core.policy import SupportPolicy, TenantPolicy  # noqa: E402
-from worker.core.turns import decide  # noqa: E402
-from worker.core.verdict import evaluate, prepare  # noqa: E402
+from worker.core.outputs import DraftKind
+from worker.core.policy import SupportPolicy, TenantPolicy
+from worker.core.turns import decide
+from worker.core.verdict import evaluate, prepare
 
 NOW = datetime(2026, 12, 2, 12, tzinfo=UTC)
 POLICY = TenantPolicy()
@@ -436,7 +430,9 @@ def profile(name: str, output: dict[str, Any], kind: DraftKind, top: int) -> Non
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.core", description=(__doc__ or "").splitlines()[0]
+    )
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--profile", type=int, default=0, metavar="N")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Sentence splitting is linear in the draft (contract §3.7): a benchmark, not a test.
 
-    .venv/bin/python scripts/bench_sentences.py [--size-kib 1024] [--rounds 3] [--core]
+    .venv/bin/python -m bench.sentences [--size-kib 1024] [--rounds 3] [--core]
 
 Times ``sentence_spans`` on ``--size-kib`` of each shape below and prints each time as a ratio of
 plain prose of the same size (measured in the same run: the baseline). A per-sentence rescan of
@@ -14,15 +14,12 @@ path a producer's 1 MiB draft takes.
 from __future__ import annotations
 
 import argparse
-import sys
+import functools
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
 import orjson
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from worker.core.envelope import Draft, parse_envelope
 from worker.core.policy import TenantPolicy
@@ -98,7 +95,7 @@ def main() -> None:
     print(f"sentence_spans, {args.size_kib} KiB each (least CPU time of {args.rounds}):")
     for name, unit in SHAPES.items():
         text = fill(unit, size)
-        took = best_of(lambda text=text: sentence_spans(text), args.rounds)
+        took = best_of(functools.partial(sentence_spans, text), args.rounds)
         units = len(sentence_spans(text))
         print(f"  {name:20s} {took * 1000:8.1f} ms  {took / base:5.1f} x prose  {units:7d} units")
     if args.core:

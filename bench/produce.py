@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """CPU per record of the worker's two produce paths, against the real broker.
 
-    .venv/bin/python scripts/bench_produce.py [--batches 20] [--drafts 200] [--rounds 5]
+    .venv/bin/python -m bench.produce [--batches 20] [--drafts 200] [--rounds 5]
 
 Settings come from the environment as the worker reads them (``KAFKA_BOOTSTRAP_SERVERS``). The
 producer is the worker's own: the Faust app built by ``worker.stream.app`` (acks=all, zstd, its
@@ -30,7 +29,6 @@ import argparse
 import asyncio
 import os
 import secrets
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -38,8 +36,6 @@ from pathlib import Path
 
 import orjson
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from worker.kafka.publisher import ProducerPublisher
 from worker.kafka.records import OutRecord
@@ -102,11 +98,11 @@ async def _timed(
     return time.process_time() - cpu, time.perf_counter() - wall
 
 
-async def main(args: argparse.Namespace) -> None:
+async def measure(args: argparse.Namespace) -> None:
     run = secrets.token_hex(4)
     topics = (f"bench-produce-out-{run}", f"bench-produce-ledger-{run}", f"bench-produce-cl-{run}")
     data_dir = Path(tempfile.mkdtemp(prefix="bench-produce-"))
-    settings = Settings(app_id=f"bench-produce-{run}", data_dir=data_dir)  # type: ignore[call-arg]
+    settings = Settings(app_id=f"bench-produce-{run}", data_dir=data_dir)
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap_servers)
     await admin.start()
     await admin.create_topics([NewTopic(t, PARTITIONS, 1) for t in topics])
@@ -139,11 +135,17 @@ async def main(args: argparse.Namespace) -> None:
     print(f"batched_vs_per_record_cpu={ratio:.2f}")
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.produce", description=(__doc__ or "").split("\n\n")[0]
+    )
     parser.add_argument("--batches", type=int, default=20, help="batches per path per round")
     parser.add_argument("--drafts", type=int, default=200, help="drafts per batch (3 records each)")
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds; min is kept")
     if not {"KAFKA_BOOTSTRAP_SERVERS", "GW_KAFKA_BOOTSTRAP_SERVERS"} & set(os.environ):
         parser.error('set KAFKA_BOOTSTRAP_SERVERS (eval "$(scripts/services env)")')
-    asyncio.run(main(parser.parse_args()))
+    asyncio.run(measure(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

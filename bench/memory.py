@@ -1,13 +1,12 @@
-#!/usr/bin/env python3
 """Peak RSS of one worker process deciding N preloaded drafts of a given size (memory sizing).
 
     eval "$(scripts/services env)"
-    .venv/bin/python scripts/measure_memory.py 100 900     # 100 drafts of ~900 KiB
+    .venv/bin/python -m bench.memory 100 900     # 100 drafts of ~900 KiB
 
 Produces the drafts to private topics first, then starts the worker (ledger sink off, one
 partition, the default batch settings), waits until every draft is decided and prints the
 process's ``VmHWM`` at start and at the end. The figures in docs/operations.md ("Scale") come from
-here. Uses the e2e harness (tests/e2e/harness.py) and the test bed's servers; stops what it
+here. Uses the e2e harness (the package `harness`) and the test bed's servers; stops what it
 started.
 """
 
@@ -21,12 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "e2e"))
-
-from harness import Bus, WorkerProcess, answer, draft, unique_id  # noqa: E402
-
-from worker.kafka.topics_admin import create_topics  # noqa: E402
+from harness import Bus, WorkerProcess, answer, draft, unique_id
+from worker.kafka.topics_admin import create_topics
 
 SENTENCE = "Checkout latency rose after the deploy [OBS-1001]. "
 OUTPUTS = ("validated", "regenerate", "could_not_ground", "dlq")
@@ -82,7 +77,9 @@ async def measure(
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.memory", description=(__doc__ or "").split("\n", 1)[0]
+    )
     parser.add_argument("count", type=int, help="drafts to preload")
     parser.add_argument("size_kib", type=int, help="size of each draft's answer, KiB")
     parser.add_argument(

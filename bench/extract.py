@@ -8,17 +8,13 @@ so its time is close to a memory scan; the second ratio compares with realistic 
 which pays for building one object per token. It also times 2 MiB and 4 MiB of the worst case:
 the time must roughly double with the size.
 
-Usage: .venv/bin/python scripts/bench_extract.py
+Usage: .venv/bin/python -m bench.extract
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from worker.core.citations import extract, find_tokens
 from worker.core.claim_status import _hidden, _remove

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """CPU per draft of ``BatchProcessor.process`` around the pure core, in one process.
 
-    .venv/bin/python scripts/bench_route.py [--batches 5] [--size 200] [--rounds 9] [--profile N]
+    .venv/bin/python -m bench.route [--batches 5] [--size 200] [--rounds 9] [--profile N]
 
 The drafts are the benchmark's mix (``bench``: its corpus and generator, one tenant,
 ~2.2 KB answers), in batches of ``--size``, decided in order so a later batch's second attempts
@@ -38,7 +37,6 @@ import gc
 import os
 import pstats
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -49,28 +47,25 @@ from typing import Any
 import orjson
 from aiokafka.producer.message_accumulator import BatchBuilder
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # the checkout's `bench` package, when run as a file
-
-from bench import corpus as bench_corpus  # noqa: E402
-from bench import drafts as bench_drafts  # noqa: E402
-from worker.core import batch as core_batch  # noqa: E402
-from worker.core.envelope import EnvelopeRejection  # noqa: E402
-from worker.core.evidence import EvidenceKind, EvidenceRecord  # noqa: E402
-from worker.core.grounding import admit, judge  # noqa: E402
-from worker.core.policy import PolicyBook  # noqa: E402
-from worker.core.ports import InMemoryEvidenceStore  # noqa: E402
-from worker.core.turns import TurnState  # noqa: E402
-from worker.kafka.publisher import ProducerPublisher  # noqa: E402
-from worker.kafka.records import Incoming, OutRecord  # noqa: E402
-from worker.logs import configure_logging  # noqa: E402
-from worker.metrics import Metrics  # noqa: E402
-from worker.settings import Settings  # noqa: E402
-from worker.stores.rows import parse_document, parse_sql_row  # noqa: E402
-from worker.stream.app import PRODUCER_BATCH_BYTES as BATCH_BYTES  # noqa: E402
-from worker.stream.faust_internals import RocksPartitions  # noqa: E402
-from worker.stream.pipeline import BatchProcessor  # noqa: E402
-from worker.stream.turn_table import FaustTurnStore  # noqa: E402
+from bench import corpus as bench_corpus
+from bench import drafts as bench_drafts
+from worker.core import batch as core_batch
+from worker.core.envelope import EnvelopeRejection
+from worker.core.evidence import EvidenceKind, EvidenceRecord
+from worker.core.grounding import admit, judge
+from worker.core.policy import PolicyBook
+from worker.core.ports import InMemoryEvidenceStore
+from worker.core.turns import TurnState
+from worker.kafka.publisher import ProducerPublisher
+from worker.kafka.records import Incoming, OutRecord
+from worker.logs import configure_logging
+from worker.metrics import Metrics
+from worker.settings import Settings
+from worker.stores.rows import parse_document, parse_sql_row
+from worker.stream.app import PRODUCER_BATCH_BYTES as BATCH_BYTES
+from worker.stream.faust_internals import RocksPartitions
+from worker.stream.pipeline import BatchProcessor
+from worker.stream.turn_table import FaustTurnStore
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 PARTITIONS = 4
@@ -265,7 +260,9 @@ def shell_only(process: Callable[[], None]) -> Callable[[], None]:
     batch calls them) return what they returned in a recorded run, so only the shell is timed."""
     admits: dict[int, Any] = {}
     judges: list[Any] = []
-    real_admit, real_judge = core_batch.admit, core_batch.judge
+    # The names the core's batch module calls (imported there, so set through its namespace).
+    names = vars(core_batch)
+    real_admit, real_judge = names["admit"], names["judge"]
 
     def record_admit(key: bytes | None, value: bytes, **kw: Any) -> Any:
         admits[id(value)] = answer = real_admit(key, value, **kw)
@@ -276,20 +273,22 @@ def shell_only(process: Callable[[], None]) -> Callable[[], None]:
         judges.append(answer)
         return answer
 
-    core_batch.admit, core_batch.judge = record_admit, record_judge  # type: ignore[assignment]
+    names.update(admit=record_admit, judge=record_judge)
     try:
         process()
     finally:
-        core_batch.admit, core_batch.judge = real_admit, real_judge
+        names.update(admit=real_admit, judge=real_judge)
 
     def run() -> None:
         replay = iter(judges)
-        core_batch.admit = lambda key, value, **kw: admits[id(value)]  # type: ignore[assignment]
-        core_batch.judge = lambda *args, **kw: next(replay)  # type: ignore[assignment]
+        names.update(
+            admit=lambda key, value, **kw: admits[id(value)],
+            judge=lambda *args, **kw: next(replay),
+        )
         try:
             process()
         finally:
-            core_batch.admit, core_batch.judge = real_admit, real_judge
+            names.update(admit=real_admit, judge=real_judge)
 
     return run
 
@@ -308,7 +307,9 @@ def timed(work: Callable[[], None], prepare: Callable[[], None] | None = None) -
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.route", description=(__doc__ or "").split("\n\n")[0]
+    )
     parser.add_argument("--batches", type=int, default=5)
     parser.add_argument("--size", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=9)
