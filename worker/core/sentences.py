@@ -3,9 +3,10 @@
 Decisions (fail closed where in doubt — an extra unit costs at most a regeneration, a missed one
 lets an uncited claim through):
 
-- Blocks (``worker.core.markdown_blocks``): a sentence never crosses a block; headings, fenced
-  code and table delimiter rows hold none. A single newline inside a paragraph is a soft wrap and
-  does not end a sentence, except after a line ending in ``:`` (see below).
+- Blocks (``worker.core.markdown_blocks``, CommonMark 0.31.2 + GFM tables): a sentence never
+  crosses a block; headings, table header rows and the exempt blocks (code, …) hold none. A
+  single newline inside a paragraph is a soft wrap and does not end a sentence, except after a
+  line ending in ``:`` (see below).
 - Not assertions: questions (the last terminator run, ignoring trailing citation tokens,
   whitespace and closing quotes/brackets, contains ``?``); a sentence ending a line with ``:``.
 - Table data rows: each row is one sentence (cells are not split).
@@ -76,7 +77,7 @@ def has_assertion(markdown: str, token_spans: Sequence[tuple[int, int]] | None =
         # One line of prose (a report section's body, mostly): its first sentence starts at its
         # first character; a letter or digit there makes it a sentence, and with no ``?`` or
         # ``:`` anywhere, whatever ends it, it is an assertion.
-        first = markdown.lstrip()[:1]
+        first = markdown[:1]  # indentation may make it indented code (BLOCK_STARTS)
         if first and first not in BLOCK_STARTS and first.isalnum():
             return True
     return bool(_assertions(markdown, first_only=True))
@@ -85,7 +86,7 @@ def has_assertion(markdown: str, token_spans: Sequence[tuple[int, int]] | None =
 def _assertions(markdown: str, first_only: bool) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     for block in blocks(markdown):
-        if block.heading or not block.segments:
+        if block.heading or block.header or not block.segments:
             continue
         origin = block.segments[0][0]
         masked = mask(markdown, block.segments)

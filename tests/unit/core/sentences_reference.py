@@ -1,7 +1,9 @@
 """The sentence splitter as first written (before it was made faster), kept as a test oracle.
 
 Do not change it: ``test_sentences.py`` checks that ``worker.core.sentences`` finds exactly the
-spans this finds. Its original documentation follows.
+spans this finds. Since contract v3 it takes its blocks from ``worker.core.markdown_blocks`` (the
+CommonMark + GFM tables reader, checked against cmark-gfm by ``test_blocks_cmark_gfm.py``); its
+own line scanner, and the block rules below, are gone. Its original documentation follows.
 
 Decisions (fail closed where in doubt — an extra unit costs at most a regeneration, a missed one
 lets an uncited claim through):
@@ -40,9 +42,9 @@ the end of the terminator, closing characters and attached tokens; redaction rep
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from worker.core.citations import scan_tokens
+from worker.core.markdown_blocks import blocks, mask
 
 NEVER_END = frozenset(
     {
@@ -83,169 +85,15 @@ _INTERESTING_RE = re.compile(r"[\[`.!?…:]")
 def sentence_spans(markdown: str) -> list[tuple[int, int]]:
     """``[start, end)`` of every assertion sentence of ``markdown``, in order."""
     spans: list[tuple[int, int]] = []
-    for block in _blocks(markdown):
-        if block.heading or not block.segments:
+    for block in blocks(markdown):
+        if block.heading or block.header or not block.segments:
             continue
         origin = block.segments[0][0]
-        masked = _mask(markdown, block.segments)
+        masked = mask(markdown, block.segments)
         spans.extend(
             (origin + s, origin + e) for s, e, assertion in _split(masked, block.row) if assertion
         )
     return spans
-
-
-# --- blocks -------------------------------------------------------------------------------------
-
-
-class _Block(NamedTuple):
-    #: Content segments ``(start, end)`` of its lines, markers excluded.
-    segments: list[tuple[int, int]]
-    heading: bool = False
-    #: A table data row: one sentence, not split.
-    row: bool = False
-
-
-def _lines(text: str) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    pos = 0
-    while True:
-        nl = text.find("\n", pos)
-        if nl < 0:
-            out.append((pos, len(text)))
-            return out
-        out.append((pos, nl))
-        pos = nl + 1
-
-
-def _unquote(line: str) -> tuple[int, str]:
-    """Where the content of a line starts after its blockquote markers, and that content."""
-    if not line.lstrip(" \t").startswith(">"):
-        return 0, line
-    quote = _QUOTE_RE.match(line)
-    at = quote.end() if quote else 0
-    return at, line[at:]
-
-
-def _fence_run(body: str) -> tuple[str, int] | None:
-    """``(char, width)`` when ``body`` is nothing but a fence run (a possible closer)."""
-    stripped = body.strip()
-    if len(stripped) >= 3 and stripped[0] in "`~" and stripped == stripped[0] * len(stripped):
-        return stripped[0], len(stripped)
-    return None
-
-
-def _widest_closers(text: str, lines: list[tuple[int, int]]) -> dict[str, list[int]]:
-    """For each fence char, the widest bare fence run on line ``n`` or later (suffix maxima)."""
-    widest = {"`": [0] * (len(lines) + 1), "~": [0] * (len(lines) + 1)}
-    for n in range(len(lines) - 1, -1, -1):
-        for col in widest.values():
-            col[n] = col[n + 1]
-        line = text[lines[n][0] : lines[n][1]]
-        run = _fence_run(_unquote(line)[1]) if "`" in line or "~" in line else None
-        if run is not None:
-            col = widest[run[0]]
-            col[n] = max(col[n], run[1])
-    return widest
-
-
-class _BlockBuilder:
-    """Accumulates the prose lines of the current block."""
-
-    def __init__(self) -> None:
-        self.blocks: list[_Block] = []
-        self.current: list[tuple[int, int]] = []
-        #: The current block is no list item, so a setext underline makes it a heading.
-        self.plain = True
-        #: The content column of the list item the lines belong to, if any: a fence inside it
-        #: may be indented up to 3 columns past it (CommonMark).
-        self.list_col: int | None = None
-
-    def flush(self, heading: bool = False) -> None:
-        if self.current:
-            self.blocks.append(_Block(self.current, heading=heading))
-        self.current = []
-        self.plain = True
-
-
-def _blocks(text: str) -> list[_Block]:
-    """Split Markdown into blocks of prose lines, table rows and headings; code is left out."""
-    lines = _lines(text)
-    widest = _widest_closers(text, lines)
-    b = _BlockBuilder()
-    fence: tuple[str, int] | None = None
-    for n, (start, end) in enumerate(lines):
-        line = text[start:end]
-        content_at, body = _unquote(line)
-        if fence is not None:
-            run = _fence_run(body)
-            if run is not None and run[0] == fence[0] and run[1] >= fence[1]:
-                fence = None
-            continue
-        first = body.lstrip()[:1]
-        if not first:
-            b.flush()
-            continue
-        if b.list_col is not None and first == body[:1]:  # an unindented line ends the item
-            b.list_col = None
-        if first not in _BLOCK_STARTS:  # plain prose: the common case, no pattern to try
-            b.current.append((start + content_at, end))
-            continue
-        opener = _FENCE_RE.match(body)
-        if opener is not None and _opens_fence(opener, b.list_col):
-            b.flush()
-            char, width = opener.group(2)[0], len(opener.group(2))
-            if widest[char][n + 1] >= width:  # an unclosed fence hides nothing
-                fence = (char, width)
-            continue
-        if _SETEXT_RE.match(body) and len(b.current) == 1 and b.plain and not content_at:
-            b.flush(heading=True)
-            continue
-        if (
-            _HEADING_RE.match(body)
-            or _THEMATIC_RE.match(body)
-            or (_SETEXT_RE.match(body) and body.lstrip()[0] == "=")
-        ):
-            b.flush()
-            continue
-        if body.lstrip().startswith("|"):
-            b.flush()
-            if not _TABLE_DELIM_RE.match(body):  # a header row is a row like any other
-                lead = len(body) - len(body.lstrip())
-                row = (start + content_at + lead, start + len(line.rstrip()))
-                b.blocks.append(_Block([row], row=True))
-            continue
-        item = _LIST_RE.match(body)
-        if item is not None:
-            b.flush()
-            b.plain = False
-            b.list_col = len(body[: item.end()].expandtabs(4))
-            content_at += item.end()
-        b.current.append((start + content_at, end))
-    b.flush()
-    return b.blocks
-
-
-def _opens_fence(opener: re.Match[str], list_col: int | None) -> bool:
-    if opener.group(2)[0] == "`" and "`" in opener.group(3):
-        return False
-    indent = len(opener.group(1).expandtabs(4))
-    return indent <= _FENCE_INDENT or (
-        list_col is not None and list_col <= indent <= list_col + _FENCE_INDENT
-    )
-
-
-def _mask(text: str, segments: list[tuple[int, int]]) -> str:
-    """The text from the first segment to the last, blanking what lies between (newlines kept)."""
-    if len(segments) == 1:
-        return text[segments[0][0] : segments[0][1]]
-    parts: list[str] = []
-    cursor = segments[0][0]
-    for seg_start, seg_end in segments:
-        gap = text[cursor:seg_start]
-        parts.append("".join("\n" if c == "\n" else " " for c in gap))
-        parts.append(text[seg_start:seg_end])
-        cursor = seg_end
-    return "".join(parts)
 
 
 # --- sentences ----------------------------------------------------------------------------------
