@@ -73,7 +73,7 @@ def sentence_spans(
 def has_assertion(markdown: str, token_spans: Sequence[tuple[int, int]] | None = None) -> bool:
     """``bool(sentence_spans(markdown))``, stopping at the first assertion sentence."""
     del token_spans
-    if "\n" not in markdown and ">" not in markdown and "?" not in markdown and ":" not in markdown:
+    if not any(c in markdown for c in "\n\r?:"):
         # One line of prose (a report section's body, mostly): its first sentence starts at its
         # first character; a letter or digit there makes it a sentence, and with no ``?`` or
         # ``:`` anywhere, whatever ends it, it is an assertion.
