@@ -222,7 +222,13 @@ class _Reader:
             return False
         source = self.text if self.ascii else self._source()
         gap = _as_str(source[self.last_paragraph[0][-1][1] : at])
-        return gap.count("\n") + gap.count("\r") - gap.count("\r\n") == 1
+        if gap.count("\n") + gap.count("\r") - gap.count("\r\n") != 1:
+            return False
+        # A lazy line: no list marker opens an item on it, and no more ``>`` than the
+        # paragraph's lines have (else a new quote or item holds the table).
+        prefix = gap[max(gap.rfind("\n"), gap.rfind("\r")) + 1 :]
+        quotes = _Laziness(source, self.last_paragraph[0][0][0]).quotes
+        return not prefix.strip(" \t>") and prefix.count(">") <= quotes
 
     def _lazy_table(self) -> None:
         """The table just read joins the last paragraph, as cmark-gfm reads it (see above)."""
@@ -288,12 +294,14 @@ class _Reader:
         the header, a row per line below up to a lazy line, and the lines from there as a
         paragraph; or nothing. Each line is looked at a bounded number of times: linear."""
         source = self.text if self.ascii else self._source()
-        lazy = _Laziness(source, segments[0][0])
+        lazy: _Laziness | None = None
         for k in range(1, len(segments) - 1):
             start, end = segments[k + 1]
             line = _as_str(source[start:end])
             if "|" not in line or "-" not in line or not _DELIMITER_ROW_RE.fullmatch(line):
                 continue
+            if lazy is None:
+                lazy = _Laziness(source, segments[0][0])
             head_start, head_end = segments[k]
             cells = line.strip().strip("|").count("|") + 1
             if _cells(_as_str(source[head_start:head_end])) != cells:
@@ -302,7 +310,8 @@ class _Reader:
                 continue  # delimiter row may not, nor be indented 4 columns past the text
             add = self.blocks.append
             above = _as_str(source[segments[0][0] : segments[k - 1][1]])
-            if not _one_code_span(above):  # else exempt (images alone are left prose)
+            if above[:1] != "`" or not _one_code_span(above):  # else exempt (images alone
+                # are left prose)
                 add(_new(Block, (segments[:k], False, False, False)))
             add(_new(Block, ([segments[k]], False, True, True)))
             n = k + 2

@@ -176,3 +176,47 @@ def test_the_one_line_fast_path_is_what_the_parser_gives(line: str) -> None:
     if parsed:  # a line of whitespace or of markup alone (``&nbsp;``) may give no content
         (start, end), (p_start, p_end) = fast[0].segments[0], parsed[0].segments[0]
         assert (start, line[start:end].rstrip()) == (p_start, line[p_start:p_end].rstrip())
+
+
+# --- where pulldown-cmark and cmark-gfm differ: the reader follows cmark-gfm -------------------
+
+
+def test_a_table_without_a_leading_pipe_interrupts_a_paragraph() -> None:
+    md = "Intro [OBS-1]\nMetric | Value\n--|--\nFalcon | 4.2B"
+    assert blocks(md) == [
+        Block([(0, 13)]),
+        Block([(14, 28)], row=True, header=True),
+        Block([(35, 48)], row=True),
+    ]
+    assert texts(md) == ["Intro [OBS-1]", "Falcon | 4.2B"]
+
+
+def test_table_lines_lazily_continuing_a_quote_are_its_paragraph() -> None:
+    md = "> Intro [OBS-1].\n| Falcon is priced at 4.2B |\n|---|\n| row |"
+    assert blocks(md) == [Block([(2, 16), (17, 45), (46, 51), (52, 59)])]
+    assert texts(md) == ["Intro [OBS-1].", "| Falcon is priced at 4.2B |\n|---|\n| row |"]
+
+
+def test_a_lazy_delimiter_row_makes_no_table_in_a_nested_quote() -> None:
+    md = "> > Intro.\n> a | b\n> -|-"
+    assert [b.row for b in blocks(md)] == [False]
+
+
+def test_cells_past_the_headers_count_are_not_in_the_row() -> None:
+    md = "| a | b |\n|---|---|\n| c [OBS-1] | d | hidden cell |"
+    assert texts(md) == ["| c [OBS-1] | d |"]
+
+
+def test_a_delimiter_row_pulldown_cmark_accepts_but_gfm_does_not_leaves_prose() -> None:
+    md = "| Falcon is priced at 4.2B |\n- --|--"
+    assert texts(md) == ["| Falcon is priced at 4.2B |"]
+
+
+def test_text_after_a_comment_on_its_line_is_prose() -> None:
+    md = "<!-- note --> Falcon is priced at 4.2B [DOC-9].\n\nNext [OBS-1]."
+    assert texts(md) == [FALCON, "Next [OBS-1]."]
+
+
+def test_a_backslash_escape_opening_a_line_stays_in_its_segment() -> None:
+    md = "> \\* Falcon is priced.\n> \\# Next."
+    assert [md[s:e] for s, e in blocks(md)[0].segments] == ["\\* Falcon is priced.", "\\# Next."]
