@@ -86,11 +86,41 @@ def blocks(text: str) -> list[Block]:
         return []
     if text[0] not in BLOCK_STARTS and "\n" not in text and "\r" not in text:
         return [_new(Block, ([(0, len(text))], False, False, False))]
+    plain = _plain_paragraphs(text)
+    if plain is not None:
+        return plain
     reader = _Reader(text)
     reader.read()
     if not text.isascii():
         return _to_str_offsets(text, reader.blocks)
     return reader.blocks
+
+
+def _plain_paragraphs(text: str) -> list[Block] | None:
+    """The blocks of a text that is plain paragraphs only, without the parser; ``None`` if it
+    may be more. Every line that is not empty starts with none of ``BLOCK_STARTS`` (so it opens
+    no block and continues no container: there is none), and there is no ``|`` (no table), no
+    backslash (no hard break or escape to leave out) and no ``\r``: then each run of lines
+    between empty ones is a paragraph, each line one segment."""
+    if "|" in text or "\\" in text or "\r" in text:
+        return None
+    out: list[Block] = []
+    segments: list[tuple[int, int]] = []
+    at = 0
+    for line in text.split("\n"):
+        end = at + len(line)
+        if not line:
+            if segments:
+                out.append(_new(Block, (segments, False, False, False)))
+                segments = []
+        elif line[0] in BLOCK_STARTS:
+            return None
+        else:
+            segments.append((at, end))
+        at = end + 1
+    if segments:
+        out.append(_new(Block, (segments, False, False, False)))
+    return out
 
 
 class _Reader:
@@ -156,12 +186,17 @@ class _Reader:
                     if end.__class__ is not str or end == "Item":  # BlockQuote, List, Item
                         self.container_closed = True
             else:  # Text, Code, InlineHtml (Html only inside an HTML block)
-                self._inline_start(span["start"])
+                if self.line_start < 0 or self.segments is None:  # the first on its line
+                    self._inline_start(span["start"])
                 self.line_end = span["end"]
-                if self.depth == 0:
-                    if "Code" in event:
-                        self.codes += 1
-                    elif "Text" not in event or event["Text"].strip():
+                if self.depth == 0 and not self.other:
+                    text = event.get("Text")
+                    if text is None:
+                        if "Code" in event:
+                            self.codes += 1
+                        else:
+                            self.other = True
+                    elif text.strip():
                         self.other = True
 
     def _start(self, tag: Any, span: Any) -> str | None:

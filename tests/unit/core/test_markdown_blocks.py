@@ -220,3 +220,30 @@ def test_text_after_a_comment_on_its_line_is_prose() -> None:
 def test_a_backslash_escape_opening_a_line_stays_in_its_segment() -> None:
     md = "> \\* Falcon is priced.\n> \\# Next."
     assert [md[s:e] for s, e in blocks(md)[0].segments] == ["\\* Falcon is priced.", "\\# Next."]
+
+
+PLAIN = st.lists(
+    st.sampled_from(["", "Falcon is priced at 4.2B [DOC-9].", "a *b* `c` d", "x  ", "é ü.", "(p)"]),
+    max_size=8,
+).map("\n".join)
+
+
+@given(PLAIN)
+@settings(max_examples=300, deadline=None)
+@example("a\n\nb\nc")
+@example("x  \ny")
+def test_plain_paragraphs_without_the_parser_are_what_the_parser_gives(text: str) -> None:
+    """Paragraphs of lines that open no block are read without the parser: the same blocks,
+    up to whitespace the parser leaves at a line's end (blanked by ``mask`` either way)."""
+    fast = markdown_blocks._plain_paragraphs(text)
+    if fast is None or not text:
+        return
+    reader = markdown_blocks._Reader(text)
+    reader.read()
+    parsed = markdown_blocks._to_str_offsets(text, reader.blocks)
+    assert [[(s, text[s:e].rstrip()) for s, e in b.segments] for b in fast] == [
+        [(s, text[s:e].rstrip()) for s, e in b.segments] for b in parsed
+    ]
+    assert [mask(text, b.segments).rstrip() for b in fast] == [
+        mask(text, b.segments).rstrip() for b in parsed
+    ]
