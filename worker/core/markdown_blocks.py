@@ -11,8 +11,11 @@ the contract's reference renderer, by ``tests/unit/core/test_blocks_cmark_gfm.py
   line), and the inline content of a tight list item. A block's segments are its lines' content
   (container markers excluded; a soft or hard line break ends a segment); a sentence never
   crosses a block.
-- Table rows: the header row is marked ``header`` (exempt), the delimiter row is none. A row
-  needs no leading pipe; a ``|`` line without a delimiter row under it is a paragraph.
+- Table rows: one block each (one unit, not split), from the row's first non-space character to
+  its last cell a renderer shows (GFM drops cells past the header's count); the header row is
+  marked ``header`` (exempt), the delimiter row is none. A row needs no leading pipe; a ``|``
+  line without a delimiter row under it is a paragraph. Where pulldown-cmark and cmark-gfm
+  disagree on a table (``docs/decisions.md``), the reader follows cmark-gfm.
 - Headings (ATX and setext): marked ``heading`` (exempt).
 - Exempt, so no block at all: fenced and indented code (a fence ends where the renderer ends it:
   at its closer, at its container's end, or at the end); a paragraph that is one code span; a
@@ -21,8 +24,6 @@ the contract's reference renderer, by ``tests/unit/core/test_blocks_cmark_gfm.py
   instructions, declarations and CDATA, and outside ``<script>``, ``<style>``, ``<pre>`` and
   ``<textarea>`` elements (hidden, or preformatted like code). A block of comments alone is no
   block; a claim cannot hide from the check inside a ``<div>`` or after a comment on its line.
-- Table rows: one block each (one unit, not split), from the row's first non-space character to
-  its last cell a renderer shows (GFM drops cells past the header's count).
 """
 
 from __future__ import annotations
