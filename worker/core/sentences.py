@@ -3,9 +3,10 @@
 Decisions (fail closed where in doubt — an extra unit costs at most a regeneration, a missed one
 lets an uncited claim through; ``docs/decisions.md`` has the list and the reasons):
 
-- Blocks (``worker.core.markdown_blocks``): a sentence never crosses a block; headings, fenced
-  code and table delimiter rows hold none. A single newline inside a paragraph is a soft wrap and
-  does not end a sentence, except after a line ending in ``:`` or ``：`` (a lead-in, see below).
+- Blocks (``worker.core.markdown_blocks``, CommonMark 0.31.2 + GFM tables): a sentence never
+  crosses a block; headings, table header rows and the exempt blocks (code, …) hold none. A
+  single newline inside a paragraph is a soft wrap and does not end a sentence, except after a
+  line ending in ``:`` or ``：`` (a lead-in, see below).
 - Terminators: a run of ``.``, ``!``, ``?``, ``…``, ``‽``, ``。``, ``！``, ``？`` followed by
   optional closing characters (``"'”’»)]*_`` and ``」』）】》〉``), then whitespace, a citation
   token, a ``<br>`` or backslash hard break, or the block's end. A run ending in ``。``, ``！`` or
@@ -92,11 +93,11 @@ def sentence_spans(
 def has_assertion(markdown: str, token_spans: Sequence[tuple[int, int]] | None = None) -> bool:
     """``bool(sentence_spans(markdown))``, stopping at the first assertion sentence."""
     del token_spans
-    if "\n" not in markdown and ">" not in markdown and _NO_EXEMPTION_RE.search(markdown) is None:
+    if not any(c in markdown for c in "\n\r>") and _NO_EXEMPTION_RE.search(markdown) is None:
         # One line of prose (a report section's body, mostly): its first sentence starts at its
         # first character; a letter or digit there makes it a sentence (and no label), and with
         # no question mark, colon or quotation anywhere, whatever ends it, it is an assertion.
-        first = markdown.lstrip()[:1]
+        first = markdown[:1]  # indentation may make it indented code (BLOCK_STARTS)
         if first and first not in BLOCK_STARTS and first.isalnum():
             return True
     return bool(_assertions(markdown, first_only=True))
@@ -110,7 +111,7 @@ _NO_EXEMPTION_RE = re.compile(r"[?？:：()（）\"“”«»「」『』]")
 def _assertions(markdown: str, first_only: bool) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     for block in blocks(markdown):
-        if block.heading or not block.segments:
+        if block.heading or block.header or not block.segments:
             continue
         origin = block.segments[0][0]
         masked = mask(markdown, block.segments)

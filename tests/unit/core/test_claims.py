@@ -139,14 +139,17 @@ def test_a_fence_closes_only_with_a_run_at_least_as_long() -> None:
     assert sentences(md) == ["Prose [OBS-1]."]
 
 
-def test_an_unclosed_fence_hides_nothing() -> None:
+def test_an_unclosed_fence_runs_to_the_end_as_the_renderer_shows_it() -> None:
+    """Contract v3, rule 7: a fence ends where the renderer ends it (an unclosed one, at the end;
+    rule 5's pass still takes the words beside a hidden-only citation out of the code)."""
     md = "Intro [OBS-1].\n```\nThe ship sank.\nIt was late."
-    assert sentences(md) == ["Intro [OBS-1].", "The ship sank.", "It was late."]
+    assert sentences(md) == ["Intro [OBS-1]."]
 
 
-def test_indented_text_is_prose() -> None:
-    md = "    The ship sank [OBS-1].\n\n\tIt was late."
-    assert sentences(md) == ["The ship sank [OBS-1].", "It was late."]
+def test_indented_code_is_exempt_and_an_indented_continuation_line_is_prose() -> None:
+    """Contract v3, rule 7: indented code is code; a paragraph's indented next line is not."""
+    assert sentences("    The ship sank [OBS-1].\n\n\tIt was late.") == []
+    assert sentences("Intro [OBS-1].\n    The ship sank.") == ["Intro [OBS-1].", "The ship sank."]
 
 
 def test_list_items_are_sentences_and_markers_are_excluded() -> None:
@@ -176,16 +179,11 @@ def test_blockquote_markers_are_not_part_of_sentences() -> None:
     assert sentences(md) == ["It sat [OBS-1].", "It left\n> at dawn [OBS-2]."]
 
 
-def test_table_rows_header_included_are_one_sentence_each_without_the_delimiter() -> None:
-    """Adversarial review: a header row is assertion text too (it was skipped, so an uncited or
-    hidden-supported header was published unhedged); only the delimiter row is not."""
+def test_table_rows_are_one_sentence_each_without_the_header_and_the_delimiter() -> None:
+    """Contract v3, rule 7: a table's header row is exempt (rule 5's pass still hedges one beside
+    a hidden-only citation); a line right under a table is a row of it, as GFM renders it."""
     md = "| Vessel | Hours |\n|---|:---:|\n| X. Y | 12.5 [OBS-1] |\n| Z | 3 |\nAfter [OBS-2]."
-    assert sentences(md) == [
-        "| Vessel | Hours |",
-        "| X. Y | 12.5 [OBS-1] |",
-        "| Z | 3 |",
-        "After [OBS-2].",
-    ]
+    assert sentences(md) == ["| X. Y | 12.5 [OBS-1] |", "| Z | 3 |", "After [OBS-2]."]
 
 
 def test_citation_only_fragments_join_the_previous_sentence() -> None:

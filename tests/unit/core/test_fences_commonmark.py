@@ -1,9 +1,10 @@
 """Fence openers against CommonMark (markdown-it-py), on generated lines.
 
 A line the splitter takes for a fence hides what follows from the claim check, so it must never
-take a line for a fence that CommonMark renders as a paragraph or as indented code. Each document
-is ``<line>`` + a claim + a closing fence; the claim must be an assertion sentence of the splitter
-exactly when markdown-it-py renders it as paragraph text (not as code).
+take a line for a fence that CommonMark renders as a paragraph (since contract v3 indented code
+is exempt too, like a fence). Each document is ``<line>`` + a claim + a closing fence; the claim
+must be an assertion sentence of the splitter exactly when markdown-it-py renders it as
+paragraph text (not as code).
 """
 
 from __future__ import annotations
@@ -43,8 +44,7 @@ openers = st.builds(
 @example(opener="~~~ `x`")
 @example(opener="    ```")
 def test_fence_openers_follow_commonmark(opener: str) -> None:
-    # A closer longer than any opener: an unclosed fence hides nothing in the splitter (fail
-    # closed) but runs to the end in CommonMark, a difference on the safe side.
+    # A closer longer than any opener closes whatever fence the opener line makes.
     run = opener.lstrip(" ")[0] * 12
     doc = f"{opener}\n{CLAIM}\n{run}\n"
     assert claim_is_a_sentence(doc) == claim_is_prose_for_commonmark(doc), doc

@@ -1,13 +1,15 @@
 """An adversarial review as a property: two principals over one generated corpus.
 
 Random Markdown answers are built from pieces whose fate is known up front: paragraphs, list
-items, table headers and rows, backtick lines that are not fences (all claim units), headings and
-fenced code (not units), and now and then a look-alike of a hidden token. Every piece carries a
-unique marker word. For each reader, over every message a reader or the agent sees:
+items, table rows, backtick lines that are not fences (all claim units), headings, table header
+rows and fenced code (exempt positions, contract v3 rule 7), and now and then a look-alike of a
+hidden token. Every piece carries a unique marker word. For each reader, over every message a
+reader or the agent sees:
 
 - no token of an id hidden from that reader, no citation look-alike at all, and no hidden id's
   digits in any Unicode form (NFKC), nor a hidden source's title or text;
-- no marker of a unit whose only support is hidden from that reader (its words are hedged away).
+- no marker of a unit whose only support is hidden from that reader (its words are hedged away),
+  nor of an exempt position beside a group of citations all hidden from that reader (rule 5).
 """
 
 from __future__ import annotations
@@ -64,8 +66,9 @@ SECRETS = {
     "bob": ("SECRET-TITLE-A", "SECRET-TEXT-A", "SECRET-REVOKED"),
 }
 REFS = [OBS_A, OBS_B, DOC_SHARED, DOC_ALICE, DOC_BOB, OBS_REVOKED, EVT_BOB, DOC_ELSEWHERE]
-UNIT_KINDS = ("paragraph", "item", "table", "ticks", "two_groups")
-KINDS = (*UNIT_KINDS, "heading", "code")
+UNIT_KINDS = ("paragraph", "item", "ticks", "two_groups")
+EXEMPT_KINDS = ("heading", "table", "code")
+KINDS = (*UNIT_KINDS, *EXEMPT_KINDS)
 LOOKALIKE_FORMS = (
     "[{k}-{d}]",  # replaced below by the look-alike forms (this one is the real token)
     "[{k}-{w}]",
@@ -174,6 +177,8 @@ def test_no_hidden_id_and_no_hedged_words_reach_either_reader(
             if kind in UNIT_KINDS and refs and not supported and set(refs) & hidden:
                 assert marker not in blob, (principal.user_id, marker, markdown)
             if kind == "two_groups" and hidden_only:  # its own group is hidden-only
+                assert marker not in blob, (principal.user_id, marker, markdown)
+            if kind in EXEMPT_KINDS and hidden_only:  # a header, heading or code line (rule 5)
                 assert marker not in blob, (principal.user_id, marker, markdown)
     assert TENANT == "acme"
 

@@ -148,10 +148,10 @@ def test_a_real_fence_still_hides_its_code() -> None:
     assert len(message(decision, "validated")["claims"]) == 1
 
 
-# --- 3. a table's header row is a claim unit ------------------------------------------------------
+# --- 3. a table's header row: exempt from needing a citation, never from rule 5 ----------------
 
 
-def test_a_table_header_supported_only_by_a_hidden_id_is_hedged() -> None:
+def test_a_table_header_supported_only_by_a_hidden_id_loses_its_words() -> None:
     output = {
         "answer_markdown": (
             "| Falcon is priced at 4.2B [DOC-73002] |\n|---|\n| Aurora sailed [OBS-73100] |"
@@ -161,17 +161,19 @@ def test_a_table_header_supported_only_by_a_hidden_id_is_hedged() -> None:
     assert decision.outcome == "grounded"
     answer = message(decision, "validated")
     assert "Falcon" not in json.dumps(answer)
-    assert [c["grounding_status"] for c in answer["claims"]] == ["hedged", "cited"]
+    assert [c["grounding_status"] for c in answer["claims"]] == ["cited"]
     assert_no_hidden_id(decision)
 
 
-def test_an_uncited_table_header_is_an_uncited_claim() -> None:
+def test_an_uncited_table_header_needs_no_citation() -> None:
+    """Contract v3, rule 7: a table's header row is exempt (it was a unit before v3)."""
     output = {
         "answer_markdown": "| Falcon is priced at 4.2B |\n|---|\n| Aurora sailed [OBS-73100] |"
     }
     decision = decide_for(output)
-    assert decision.outcome == "regenerate"
-    assert codes_paths(decision) == [("uncited_claim", "answer_markdown")]
+    assert decision.outcome == "grounded"
+    answer = message(decision, "validated")
+    assert [c["text"] for c in answer["claims"]] == ["| Aurora sailed [OBS-73100] |"]
 
 
 # --- 4. a hedged report section loses its heading -------------------------------------------------
