@@ -1,6 +1,6 @@
 """Every private part of Faust (and of aiokafka under it) the worker relies on, in one place.
 
-Faust offers no public seam for four things the worker needs, so this module reaches into its
+Faust offers no public seam for five things the worker needs, so this module reaches into its
 internals, as read from faust-streaming 0.15.3 (and aiokafka 0.12); ``FAUST_VERSION_READ`` pins
 that, and ``tests/unit/stream/test_faust_internals.py`` fails on any other version and on any
 missing attribute, so an upgrade re-reads them here before anything else changes:
@@ -24,6 +24,12 @@ missing attribute, so an upgrade re-reads them here before anything else changes
   own pages only (``worker.stream.web``).
 - **A passive stream** (``enable_passive``): the overlapped take (``worker.stream.take``) feeds
   itself from the stream's channel exactly as ``take_events`` does (``Stream._enable_passive``).
+- **A topic whose conductor delivery builds no event** (``UndecodedTopic``): ``Topic.__init__``
+  compiles ``decode`` (``_compile_decode``) into an instance attribute that builds a Faust
+  ``Event`` per record; the drafts channel (``worker.stream.intake``) keeps its own ``decode``.
+  The conductor (``ConductorHandler.__call__`` in faust-streaming's Cython build, and
+  ``ConductorCompiler.build``) delivers through ``chan.decode(message, propagate=True)``,
+  ``chan.queue.full()``, ``chan.queue.put_nowait_enhanced(...)`` and, when full, ``chan.put``.
 - **The RocksDB store by partition** (``RocksPartitions``): Faust's store picks a partition's
   database from the *current event*, which in a batch is another record's; the turn table goes
   through the store's own helpers instead (``_get_bucket_for_key``, ``_key_index``,
@@ -102,6 +108,13 @@ def enable_passive(stream: Any) -> None:
     """Make ``stream`` deliver its channel's events to its processors without being iterated by
     an agent body (what ``take_events`` does inside Faust)."""
     stream._enable_passive(aiter(stream.channel))
+
+
+class UndecodedTopic(faust.Topic):
+    """A ``faust.Topic`` whose ``decode`` is the class's own method, not Faust's compiled one."""
+
+    def _compile_decode(self) -> None:
+        """Nothing: Faust's would set an instance ``decode`` that builds an ``Event``."""
 
 
 class RocksPartitions:

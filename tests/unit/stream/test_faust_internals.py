@@ -19,7 +19,7 @@ from aiokafka import AIOKafkaConsumer
 
 from worker.settings import Settings
 from worker.stream.app import _new_app
-from worker.stream.faust_internals import FAUST_VERSION_READ, WorkerTransport
+from worker.stream.faust_internals import FAUST_VERSION_READ, UndecodedTopic, WorkerTransport
 
 
 async def fetch_wait_ms(settings: Settings) -> int:
@@ -70,6 +70,7 @@ def test_every_private_attribute_the_worker_reaches_still_exists() -> None:
         driver.Consumer: ("_new_consumer_thread", "_seek"),
         driver.AIOKafkaConsumerThread: ("_create_worker_consumer", "seek", "call_thread"),
         Stream: ("_enable_passive",),
+        faust.Topic: ("_compile_decode",),
         Store: ("_get_bucket_for_key", "_db_for_partition", "_dbs_for_key", "_iteritems"),
     }
     missing = [
@@ -112,5 +113,53 @@ async def test_a_seek_runs_on_the_consumer_thread_not_the_apps(tmp_path: Path) -
     finally:
         consumer._thread = real
         for loop in (real.thread_loop, app.loop):
+            if loop is not asyncio.get_running_loop() and not loop.is_closed():
+                loop.close()
+
+
+async def test_an_undecoded_topic_keeps_its_own_decode_under_both_conductors(
+    tmp_path: Path,
+) -> None:
+    """Faust compiles ``decode`` into an instance attribute that builds an ``Event``; the drafts
+    channel's ``decode`` must survive that, and both of Faust's conductor handlers (the Cython one
+    and the Python one) must deliver through ``decode`` and the channel's queue."""
+    from faust.transport._cython.conductor import ConductorHandler  # noqa: PLC0415
+    from faust.transport.conductor import ConductorCompiler  # noqa: PLC0415
+    from faust.types import TP, ConsumerMessage  # noqa: PLC0415
+
+    app = _new_app(Settings(data_dir=tmp_path, app_id="undecoded"))
+    assert "decode" in vars(faust.Topic(app, topics=["t"]))  # the compiled one, per instance
+    got: list[object] = []
+
+    class Queue:
+        def full(self) -> bool:
+            return False
+
+        def put_nowait_enhanced(self, value: object, **_: object) -> None:
+            got.append(value)
+
+    class Channel(UndecodedTopic):
+        @property
+        def queue(self) -> Any:  # the conductor's view of the channel
+            return Queue()
+
+        async def decode(self, message: Any, *, propagate: bool = False) -> Any:
+            return ("decoded", message.offset)
+
+    channel = Channel(app, topics=["t"], is_iterator=True)
+    assert "decode" not in vars(channel)
+    try:
+        tp = TP("t", 0)
+        app.flow_control.resume()
+        for n, handler in enumerate(
+            (
+                ConductorHandler(app.topics, tp, {channel}),
+                ConductorCompiler().build(app.topics, tp, {channel}),
+            )
+        ):
+            await handler(ConsumerMessage("t", 0, n, 0.0, 0, [], b"k", b"v", None))
+        assert got == [("decoded", 0), ("decoded", 1)]
+    finally:
+        for loop in (app.consumer._thread.thread_loop, app.loop):
             if loop is not asyncio.get_running_loop() and not loop.is_closed():
                 loop.close()
