@@ -2,8 +2,9 @@
 
 One worker serves the whole module (private topics; each test uses its own turn ids), once per
 drafts intake (``GW_DRAFTS_INTAKE``: the agent's stream, and the conductor channel), so every
-route holds under both. It runs with ``GW_MAX_DRAFT_BYTES=4096`` so the oversized route needs only a small draft. Evidence is the
-demo corpus: acme users u-ana (analysts), u-bob (sales), u-cy (no groups).
+route holds under both. It runs with ``GW_MAX_DRAFT_BYTES=4096`` so the oversized route needs
+only a small draft. Evidence is the demo corpus: acme users u-ana (analysts), u-bob (sales), u-cy
+(no groups).
 """
 
 from __future__ import annotations

@@ -16,8 +16,10 @@ Two feeds put the same records into the same :class:`worker.stream.take.Overlapp
 Both keep the take's rules: a full buffer makes delivery wait (the conductor awaits ``put``,
 which waits for room, and the consumer stops handing out records behind it); a record is
 acknowledged only after the body returned from its batch. The channel keeps two of the stream's
-own checks on each message: one fetched under an earlier consumer generation, or while flow
-control is suspended (a rebalance), is not buffered. Unlike the stream, it is not acknowledged
+own steps on each message: one fetched under an earlier consumer generation, or while flow
+control is suspended (a rebalance), is not buffered; one buffered is tracked by the consumer
+(a rebalance waits for it to be acknowledged) and marks its partition's stream as moving (the
+consumer's check for stalled streams reads it). Unlike the stream, it is not acknowledged
 either: the partition is read again from the committed offset, and the offset guard
 (``worker.stream.offsets``) sees the gap if it is not.
 """
@@ -25,6 +27,7 @@ either: the partition is read again from the committed offset, and the offset gu
 from __future__ import annotations
 
 from collections.abc import Callable
+from time import monotonic
 from typing import Any, TypeVar
 
 import faust
@@ -144,4 +147,7 @@ class DraftsChannel(UndecodedTopic):
             # Pending until acknowledged: a rebalance or a stop waits for it (wait_empty).
             message.tracked = True
             app.consumer.track_message(message)
+        # What a stream's sensor records per event: Faust's consumer warns that a partition's
+        # "stream is not processing" when this stops moving while the partition has lag.
+        app.monitor.stream_inbound_time[message.tp] = monotonic()
         self.take.add(message, message.partition, self._convert(message))

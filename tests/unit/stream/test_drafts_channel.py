@@ -91,6 +91,7 @@ async def test_records_reach_the_batch_as_incoming_and_are_acked_after_the_body(
         m0, m1 = message(0), message(1, partition=2)
         await deliver(app, m0, m1)
         assert set(app.consumer.unacked) == {m0, m1}  # pending: a rebalance waits for them
+        assert set(app.monitor.stream_inbound_time) == {TP(TOPIC, 0), TP(TOPIC, 2)}
         batches = take.batches()
         batch = await anext(batches)
         assert batch == [

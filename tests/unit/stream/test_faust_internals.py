@@ -54,6 +54,18 @@ def test_aiokafka_still_hands_the_wait_to_its_fetcher() -> None:
     assert "fetch_max_wait_ms=self._fetch_max_wait_ms" in inspect.getsource(AIOKafkaConsumer.start)
 
 
+def test_fausts_stalled_stream_check_reads_the_inbound_time_the_channel_intake_sets() -> None:
+    """``worker.stream.intake.DraftsChannel`` sets ``monitor.stream_inbound_time`` as a stream's
+    sensor would; the consumer's check for stalled streams is what reads it."""
+    import inspect  # noqa: PLC0415
+
+    from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread  # noqa: PLC0415
+
+    assert "monitor.stream_inbound_time.get(tp)" in inspect.getsource(
+        AIOKafkaConsumerThread.verify_event_path
+    )
+
+
 def test_faust_is_the_release_its_internals_were_read_from() -> None:
     assert importlib.metadata.version("faust-streaming") == FAUST_VERSION_READ
 
