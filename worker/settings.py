@@ -144,7 +144,7 @@ class Settings(BaseSettings):
         description="how long a crashed worker keeps its partitions before the group moves them",
     )
     drafts_intake: Literal["channel", "stream"] = Field(
-        default="stream",
+        default="channel",
         description="how drafts reach the batch: `stream`, a Faust agent's stream (an event, a "
         "stream pass and an acknowledgement per draft); `channel`, the topic's conductor delivery "
         "straight into the batch buffer, acknowledged through the consumer "
