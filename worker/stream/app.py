@@ -46,6 +46,7 @@ from worker.stream.deadlines import DeadlineScanner
 from worker.stream.faust_access import faust_credentials
 from worker.stream.faust_internals import InternalsApp
 from worker.stream.intake import (
+    ConsumerLifetime,
     DraftsChannel,
     consumer_acknowledge,
     feed_from_stream,
@@ -326,7 +327,7 @@ def _wire_agent(
 
         return
 
-    take = new_take(app, consumer_acknowledge(app))
+    take = new_take(ConsumerLifetime(app), consumer_acknowledge(app))
     app.intake_channels = (
         DraftsChannel(
             app,

@@ -66,6 +66,36 @@ def stream_acknowledge(stream: Any) -> Acknowledge:
     return acknowledge
 
 
+class ConsumerLifetime:
+    """The channel take's lifetime (:class:`worker.stream.take.Lifetime`): the app's consumer.
+
+    Not the app: when the app stops, Faust suspends delivery and then waits, its consumer still
+    running, until every tracked record is acknowledged (``stream_wait_empty``); the take must
+    keep handing out its buffered batches until then, as an agent's stream does. The consumer
+    is looked up on use (it is built lazily, in the app's loop).
+    """
+
+    __slots__ = ("_app",)
+
+    def __init__(self, app: faust.App) -> None:
+        self._app = app
+
+    @property
+    def _consumer(self) -> Any:
+        """A mode service (``ConsumerT`` does not declare the waits)."""
+        return self._app.consumer
+
+    @property
+    def should_stop(self) -> bool:
+        return bool(self._consumer.should_stop)
+
+    async def wait(self, *coros: Any, timeout: Any = None) -> Any:  # noqa: ASYNC109 - mode's
+        return await self._consumer.wait(*coros, timeout=timeout)
+
+    async def wait_for_stopped(self, *coros: Any, timeout: Any = None) -> bool:  # noqa: ASYNC109
+        return bool(await self._consumer.wait_for_stopped(*coros, timeout=timeout))
+
+
 def consumer_acknowledge(app: faust.App) -> Acknowledge:
     """Acknowledge a batch's messages through the consumer, by Faust's reference count."""
 

@@ -1,12 +1,13 @@
 """The channel intake: Faust's own conductor delivers messages into the take (no Kafka here).
 
-The conductor, the consumer's acknowledgement and the messages are Faust's real ones (the app is
-built, never started); only the broker is absent: messages are handed to the conductor's callback
-as the consumer would hand them. What is pinned: a record reaches the batch converted once and
-without a Faust ``Event``, a full buffer makes delivery wait, acknowledgement goes through the
-consumer (Faust's reference count) only after the body returned, and what the body did not see
-(an abandoned batch, a discarded or left partition, a message of an earlier generation) is never
-acknowledged.
+The app is ``build_app``'s with ``GW_DRAFTS_INTAKE=channel`` (built, never started); the
+conductor, the consumer's acknowledgement and the messages are Faust's real ones; only the broker
+is absent: messages are handed to the conductor's callback as the consumer would hand them. What
+is pinned: a record reaches the batch converted once and without a Faust ``Event``, a full buffer
+makes delivery wait, acknowledgement goes through the consumer (Faust's reference count) only
+after the body returned, what the body did not see (an abandoned batch, a discarded or left
+partition, a message of an earlier generation) is never acknowledged, and the take outlives the
+app's stop until the consumer's.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ from worker.core.policy import PolicyBook
 from worker.kafka.records import Incoming
 from worker.metrics import Metrics
 from worker.settings import Settings
-from worker.stream.app import WorkerApp, _new_app, build_app, message_to_incoming
-from worker.stream.intake import DraftsChannel, consumer_acknowledge
+from worker.stream.app import WorkerApp, build_app
+from worker.stream.intake import DraftsChannel
 from worker.stream.take import OverlappedTake
 
-TOPIC = "drafts"
+TOPIC = "agent.drafts"
 
 
 class Bed(NamedTuple):
@@ -52,6 +53,22 @@ def message(offset: int, partition: int = 0, *, generation: int = 0) -> Consumer
     )
 
 
+async def _unused_evidence(_settings: Settings) -> AsyncIterator[Any]:
+    raise AssertionError("never opened here")
+    yield  # pragma: no cover
+
+
+def built(tmp_path: Path, intake: str, **settings: Any) -> WorkerApp:
+    app = build_app(
+        Settings(data_dir=tmp_path, app_id=f"intake-{intake}", drafts_intake=intake, **settings),  # type: ignore[arg-type]
+        evidence_factory=asynccontextmanager(_unused_evidence),
+        policies=PolicyBook(),
+        metrics=Metrics(),
+    )
+    assert isinstance(app, WorkerApp)
+    return app
+
+
 def close_loops(app: Any) -> None:
     """The loops Faust made beside the test's (the consumer thread's)."""
     for loop in (app.consumer._thread.thread_loop, app.loop):
@@ -61,18 +78,16 @@ def close_loops(app: Any) -> None:
 
 @asynccontextmanager
 async def bed(tmp_path: Path, *, max_size: int) -> AsyncIterator[Bed]:
-    """The app's conductor with the drafts channel subscribed and partitions 0 to 3 assigned."""
-    app = _new_app(Settings(data_dir=tmp_path, app_id="channel-intake"))
-    take: OverlappedTake[Incoming] = OverlappedTake(
-        app, max_size, quiet=0.001, max_wait=0.001, acknowledge=consumer_acknowledge(app)
-    )
-    channel = DraftsChannel(app, TOPIC, partitions=4, take=take, convert=message_to_incoming)
+    """The app as ``build_app`` wires the channel intake, its conductor subscribed to the drafts
+    channel and partitions 0 to 3 assigned (the app itself is never started)."""
+    app = built(tmp_path, "channel", batch_size=max_size)
+    (channel,) = app.intake_channels
     try:
         app.topics.add(channel)
         await app.topics._update_indices()  # what the conductor does when it subscribes
         await app.topics.on_partitions_assigned({TP(TOPIC, p) for p in range(4)})
         app.flow_control.resume()  # as after a rebalance
-        yield Bed(app, take, channel)
+        yield Bed(app, channel.take, channel)
     finally:
         close_loops(app)
 
@@ -174,22 +189,6 @@ async def test_a_message_of_an_earlier_generation_is_neither_buffered_nor_acked(
         await batches.aclose()
 
 
-async def _unused_evidence(_settings: Settings) -> AsyncIterator[Any]:
-    raise AssertionError("never opened here")
-    yield  # pragma: no cover
-
-
-def built(tmp_path: Path, intake: str) -> WorkerApp:
-    app = build_app(
-        Settings(data_dir=tmp_path, app_id=f"intake-{intake}", drafts_intake=intake),  # type: ignore[arg-type]
-        evidence_factory=asynccontextmanager(_unused_evidence),
-        policies=PolicyBook(),
-        metrics=Metrics(),
-    )
-    assert isinstance(app, WorkerApp)
-    return app
-
-
 async def test_the_channel_intake_hands_its_channel_to_the_conductor_on_start(
     tmp_path: Path,
 ) -> None:
@@ -211,3 +210,25 @@ def test_the_stream_intake_is_the_agent_on_the_drafts_topic(tmp_path: Path) -> N
     assert app.intake_channels == ()
     assert [a.channel.get_topic_name() for a in app.agents.values()] == ["agent.drafts"]
     assert isinstance(app, faust.App)
+
+
+async def test_the_take_hands_out_its_buffer_while_the_app_stops_until_the_consumer_does(
+    tmp_path: Path,
+) -> None:
+    """On a stop, Faust suspends delivery and then waits, its consumer still running, for every
+    tracked record to be acknowledged: a take that stopped with the app would leave them in its
+    buffer and the stop would hang until the process is killed."""
+    async with bed(tmp_path, max_size=10) as (app, take, _):
+        m0 = message(0)
+        await deliver(app, m0)
+        app._stopped.set()  # what mode's ``Service.stop`` does first (no broker to stop here)
+        assert app.should_stop
+        batches = take.batches()
+        assert [r.offset for r in await anext(batches)] == [0]
+        after = asyncio.ensure_future(anext(batches))
+        await asyncio.sleep(0)
+        assert m0.acked  # what the app's stop waits for
+        app.consumer._stopped.set()
+        with suppress(StopAsyncIteration):
+            await asyncio.wait_for(after, 5)
+        assert after.done()
