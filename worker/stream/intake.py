@@ -15,27 +15,26 @@ Two feeds put the same records into the same :class:`worker.stream.take.Overlapp
 
 Both keep the take's rules: a full buffer makes delivery wait (the conductor awaits ``put``,
 which waits for room, and the consumer stops handing out records behind it); a record is
-acknowledged only after the body returned from its batch. The channel keeps two of the stream's
-own steps on each message: one fetched under an earlier consumer generation, or while flow
-control is suspended (a rebalance), is not buffered; one buffered is tracked by the consumer
-(a rebalance waits for it to be acknowledged) and marks its partition's stream as moving (the
-consumer's check for stalled streams reads it). Unlike the stream, it is not acknowledged
-either: the partition is read again from the committed offset, and the offset guard
-(``worker.stream.offsets``) sees the gap if it is not.
+acknowledged only after the body returned from its batch. The channel keeps the stream's own
+steps on each message that matter here: one fetched under an earlier consumer generation, or met
+while flow control is suspended (a rebalance), is not buffered (and, unlike the stream, not
+acknowledged either: the partition is read again from the committed offset, and the offset guard,
+``worker.stream.offsets``, sees the gap if it is not); one buffered is tracked by the consumer (a
+rebalance or a stop waits for it to be acknowledged) and marks its partition's stream as moving
+(the consumer's check for stalled streams reads it). Its take lives as long as the consumer
+(:class:`ConsumerLifetime`), as an agent's stream does, so that the wait at a stop ends.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from time import monotonic
-from typing import Any, TypeVar
+from typing import Any
 
 import faust
 
 from worker.stream.faust_internals import UndecodedTopic, enable_passive
 from worker.stream.take import Acknowledge, OverlappedTake
-
-Record = TypeVar("Record")
 
 
 def feed_from_stream(stream: Any, take: OverlappedTake[Any], convert: Callable[[Any], Any]) -> None:
