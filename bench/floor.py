@@ -75,15 +75,27 @@ def records_for(
 
 
 def run_faust(templates_path: Path) -> None:
-    """The worker's Faust app and take; each draft's records handed over as the worker does."""
+    """The worker's Faust app, intake and take; each draft's records handed over as the worker
+    does. The intake is the worker's own setting (``GW_DRAFTS_INTAKE``), so the floor pays for
+    the same delivery of drafts as the worker it is compared with."""
     import faust  # noqa: PLC0415 - per mode
 
     from worker.event_loop import use_event_loop, use_thread_switch_interval  # noqa: PLC0415
-    from worker.kafka.publisher import ProducerPublisher  # noqa: PLC0415
     from worker.settings import Settings  # noqa: PLC0415
-    from worker.stream.app import _new_app, to_incoming  # noqa: PLC0415
-    from worker.stream.faust_internals import aiokafka_producer  # noqa: PLC0415
-    from worker.stream.take import OverlappedTake  # noqa: PLC0415
+    from worker.stream.app import (  # noqa: PLC0415
+        _new_app,
+        _publisher,
+        message_to_incoming,
+        to_incoming,
+    )
+    from worker.stream.intake import (  # noqa: PLC0415
+        ConsumerLifetime,
+        DraftsChannel,
+        consumer_acknowledge,
+        feed_from_stream,
+        stream_acknowledge,
+    )
+    from worker.stream.take import Acknowledge, OverlappedTake  # noqa: PLC0415
 
     settings = Settings()
     use_event_loop(settings.event_loop)
@@ -91,25 +103,18 @@ def run_faust(templates_path: Path) -> None:
     templates = read(templates_path)
     topics = _topics(settings)
     app = _new_app(settings)
-    drafts = app.topic(
-        settings.topics.drafts,
-        key_type=bytes,
-        value_type=bytes,
-        key_serializer="raw",
-        value_serializer="raw",
-        partitions=settings.topic_partitions,
-    )
 
-    @app.agent(drafts, concurrency=1)
-    async def floor(stream: Any) -> AsyncIterator[None]:
-        publisher = ProducerPublisher(app.producer, lambda: aiokafka_producer(app.producer))
-        take = OverlappedTake(
-            stream,
+    def new_take(lifetime: Any, acknowledge: Acknowledge) -> OverlappedTake[Any]:
+        return OverlappedTake(
+            lifetime,
             settings.batch_size,
             quiet=settings.batch_quiet_s,
             max_wait=settings.batch_wait_s,
-            convert=to_incoming,
+            acknowledge=acknowledge,
         )
+
+    async def publish_batches(take: OverlappedTake[Any]) -> AsyncIterator[None]:
+        publisher = _publisher(app)
         n = 0
         async for batch in take.batches():
             out = []
@@ -123,6 +128,40 @@ def run_faust(templates_path: Path) -> None:
                 futures = [await publisher.send(*r) for r in out]
             await asyncio.gather(*futures)
             yield None
+
+    if settings.drafts_intake == "stream":
+        drafts = app.topic(
+            settings.topics.drafts,
+            key_type=bytes,
+            value_type=bytes,
+            key_serializer="raw",
+            value_serializer="raw",
+            partitions=settings.topic_partitions,
+        )
+
+        @app.agent(drafts, concurrency=1)
+        async def floor(stream: Any) -> AsyncIterator[None]:
+            take = new_take(stream, stream_acknowledge(stream))
+            feed_from_stream(stream, take, to_incoming)
+            async for _ in publish_batches(take):
+                yield None
+
+    else:
+        channel_take = new_take(ConsumerLifetime(app), consumer_acknowledge(app))
+        app.intake_channels = (
+            DraftsChannel(
+                app,
+                settings.topics.drafts,
+                partitions=settings.topic_partitions,
+                take=channel_take,
+                convert=message_to_incoming,
+            ),
+        )
+
+        @app.task  # type: ignore[untyped-decorator]
+        async def floor_task() -> None:
+            async for _ in publish_batches(channel_take):
+                pass
 
     worker = faust.Worker(
         app, loglevel="WARNING", quiet=True, override_logging=False, redirect_stdouts=False

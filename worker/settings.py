@@ -165,6 +165,13 @@ class Settings(BaseSettings):
         ge=6.0,
         description="how long a crashed worker keeps its partitions before the group moves them",
     )
+    drafts_intake: Literal["channel", "stream"] = Field(
+        default="channel",
+        description="how drafts reach the batch: `stream`, a Faust agent's stream (an event, a "
+        "stream pass and an acknowledgement per draft); `channel`, the topic's conductor delivery "
+        "straight into the batch buffer, acknowledged through the consumer "
+        "(worker/stream/intake.py)",
+    )
     batch_size: int = Field(default=200, ge=1, description="drafts per batch")
     batch_wait_s: float = Field(
         default=0.005,

@@ -1,8 +1,10 @@
 """Every route of the contract, end to end: drafts in on Kafka, the worker process, verdicts out.
 
-One worker serves the whole module (private topics; each test uses its own turn ids). It runs
-with ``GW_MAX_DRAFT_BYTES=4096`` so the oversized route needs only a small draft. Evidence is the
-demo corpus: acme users u-ana (analysts), u-bob (sales), u-cy (no groups).
+One worker serves the whole module (private topics; each test uses its own turn ids), once per
+drafts intake (``GW_DRAFTS_INTAKE``: the agent's stream, and the conductor channel), so every
+route holds under both. It runs with ``GW_MAX_DRAFT_BYTES=4096`` so the oversized route needs
+only a small draft. Evidence is the demo corpus: acme users u-ana (analysts), u-bob (sales), u-cy
+(no groups).
 """
 
 from __future__ import annotations
@@ -49,9 +51,12 @@ DOC_9002_TEXT = (
 OBS_1001_QUOTE = "Checkout p95 latency rose from 180 ms to 840 ms"
 
 
-@pytest.fixture(scope="module")
-async def wb(new_worker: Callable[..., WorkerProcess]) -> AsyncIterator[tuple[WorkerProcess, Bus]]:
-    worker = new_worker("routes", env={"GW_MAX_DRAFT_BYTES": str(MAX_DRAFT_BYTES)})
+@pytest.fixture(scope="module", params=["stream", "channel"])
+async def wb(
+    new_worker: Callable[..., WorkerProcess], request: pytest.FixtureRequest
+) -> AsyncIterator[tuple[WorkerProcess, Bus]]:
+    env = {"GW_MAX_DRAFT_BYTES": str(MAX_DRAFT_BYTES), "GW_DRAFTS_INTAKE": request.param}
+    worker = new_worker(f"routes-{request.param}", env=env)
     async with running(worker) as pair:
         yield pair
 

@@ -3,13 +3,15 @@
 Only the wiring lives here: what the agent and the timer do with a batch or a tick is
 ``worker.stream.loop`` (no Faust in it). Faust specifics that shape the wiring (see STYLE.md):
 
-- Batches come from :class:`worker.stream.take.OverlappedTake`: it keeps collecting
+- Batches come from :class:`worker.stream.take.OverlappedTake`, fed by the agent's stream or by a
+  conductor channel (``GW_DRAFTS_INTAKE``, ``worker.stream.intake``): it keeps collecting
   the next batch while this one is processed, closes a batch when full or when the intake pauses,
   and acknowledges a batch's records only after the body returns. The body still never raises:
   faults are retried inside, poison is dead-lettered inside, and a failure of the batch as a whole
   dead-letters its records rather than acknowledging them silently.
-- One agent instance (``concurrency=1``): throughput comes from batching store queries, never from
-  concurrent tasks that could commit past a draft still in flight (faust #606).
+- One batch loop (an agent with ``concurrency=1``, or one app task): throughput comes from
+  batching store queries, never from concurrent tasks that could commit past a draft still in
+  flight (faust #606).
 - At-least-once processing; every output has a deterministic ``event_id`` and the ledger sink is
   idempotent, so a redelivered draft changes nothing downstream.
 """
@@ -43,11 +45,18 @@ from worker.stream.collector import BatchCollector
 from worker.stream.deadlines import DeadlineScanner
 from worker.stream.faust_access import faust_credentials
 from worker.stream.faust_internals import InternalsApp, aiokafka_producer
+from worker.stream.intake import (
+    ConsumerLifetime,
+    DraftsChannel,
+    consumer_acknowledge,
+    feed_from_stream,
+    stream_acknowledge,
+)
 from worker.stream.loop import DraftLoop, LoopState, send_due_controls
 from worker.stream.pipeline import BatchProcessor
 from worker.stream.recovery_watchdog import watch_recovery
 from worker.stream.stall_watchdog import OffsetProbe, watch_partitions
-from worker.stream.take import OverlappedTake
+from worker.stream.take import Acknowledge, OverlappedTake
 from worker.stream.turn_table import FaustTurnStore
 from worker.stream.web import OwnViewsWeb, wire_pages
 
@@ -61,9 +70,8 @@ EvidenceFactory = Callable[[Settings], AbstractAsyncContextManager[EvidenceStore
 PRODUCER_BATCH_BYTES = 512 * 1024
 
 
-def to_incoming(event: Any) -> Incoming:
-    """A Faust event as a plain value, with the record's own bytes (never re-serialised)."""
-    msg = event.message
+def message_to_incoming(msg: Any) -> Incoming:
+    """A Faust message as a plain value, with the record's own bytes (never re-serialised)."""
     return Incoming(
         topic=msg.topic,
         partition=msg.partition,
@@ -75,11 +83,25 @@ def to_incoming(event: Any) -> Incoming:
     )
 
 
+def to_incoming(event: Any) -> Incoming:
+    """A Faust event as a plain value (its message's, :func:`message_to_incoming`)."""
+    return message_to_incoming(event.message)
+
+
 class WorkerApp(InternalsApp):
     """The Faust app with a web server that serves only the worker's own pages, and a consumer
     whose fetches wait at most ``fetch_max_wait_ms`` (``worker.stream.faust_internals``)."""
 
     web_class = OwnViewsWeb
+    #: Conductor channels to subscribe with the app's consumer (``worker.stream.intake``).
+    intake_channels: tuple[Any, ...] = ()
+
+    async def on_start(self) -> None:
+        """Faust's start, then the intake channels handed to the conductor: in the running loop
+        and before the conductor subscribes (it waits for the agents and the tables)."""
+        await super().on_start()
+        for channel in self.intake_channels:
+            self.topics.add(channel)
 
 
 def _new_app(settings: Settings) -> WorkerApp:
@@ -189,14 +211,6 @@ def build_app(
     ``health`` is what the evidence adapters report about store reachability (``/ready``).
     """
     app = _new_app(settings)
-    drafts_topic = app.topic(
-        settings.topics.drafts,
-        key_type=bytes,
-        value_type=bytes,
-        key_serializer="raw",
-        value_serializer="raw",
-        partitions=settings.topic_partitions,
-    )
     table = _turn_table(app, settings)
     turns = FaustTurnStore(table, defer_changelog=True)
 
@@ -214,7 +228,7 @@ def build_app(
         turns=turns,
         changelog_topic=table.changelog_topic.get_topic_name(),
     )
-    _wire_agent(app, drafts_topic, state, partitions=partitions, adapters=adapters)
+    _wire_agent(app, state, partitions=partitions, adapters=adapters)
     _wire_timers(app, settings, state, partitions=partitions, scanner=scanner, clock=clock)
     _wire_watchdogs(app, settings, state, metrics)
     wire_pages(
@@ -270,44 +284,93 @@ class _Adapters:
 
 
 def _wire_agent(
-    app: faust.App,
-    drafts_topic: Any,
+    app: WorkerApp,
     state: LoopState,
     *,
     partitions: FaustPartitions,
     adapters: _Adapters,
 ) -> None:
-    """The one agent on ``agent.drafts``: overlapped batches into :class:`DraftLoop`."""
+    """The intake of ``agent.drafts`` (``GW_DRAFTS_INTAKE``), batches into :class:`DraftLoop`.
+
+    ``stream``: a Faust agent whose stream feeds the take; ``channel``: a conductor channel feeds
+    it and an app task runs the batches (``worker.stream.intake``).
+    """
     settings = adapters.settings
 
-    @app.agent(drafts_topic, concurrency=1)
-    async def process_drafts(stream: Any) -> AsyncIterator[None]:
-        # Iterate the stream before awaiting anything else: Faust hands the topic to its
-        # conductor only when the agent first iterates it, and a record fetched before that
-        # reaches no channel and is silently passed over. So the adapters open on the first batch.
-        publisher = _publisher(app)
-        async with AsyncExitStack() as resources:
-            loop = DraftLoop(
-                state,
-                partitions,
-                partial(adapters.open, resources, publisher),
-                adapters.metrics,
-                collector=BatchCollector(enabled=settings.gc_paused_in_batch),
-                look_ahead=settings.batch_look_ahead,
-            )
-            take = OverlappedTake(
-                stream,
-                settings.batch_size,
-                quiet=settings.batch_quiet_s,
-                max_wait=settings.batch_wait_s,
-                convert=to_incoming,
-            )
-            take.on_full = loop.next_batch_complete
-            window = adapters.metrics.batch_stage_seconds.labels(stage="window")
-            async for batch in take.batches():
-                window.observe(take.last_wait)
-                await loop.handle(batch, take)
+    def new_take(lifetime: Any, acknowledge: Acknowledge) -> OverlappedTake[Incoming]:
+        return OverlappedTake(
+            lifetime,
+            settings.batch_size,
+            quiet=settings.batch_quiet_s,
+            max_wait=settings.batch_wait_s,
+            acknowledge=acknowledge,
+        )
+
+    if settings.drafts_intake == "stream":
+        drafts_topic = app.topic(
+            settings.topics.drafts,
+            key_type=bytes,
+            value_type=bytes,
+            key_serializer="raw",
+            value_serializer="raw",
+            partitions=settings.topic_partitions,
+        )
+
+        @app.agent(drafts_topic, concurrency=1)
+        async def process_drafts(stream: Any) -> AsyncIterator[None]:
+            # Feed the take before awaiting anything else: Faust hands the topic to its
+            # conductor only when the agent first iterates it, and a record fetched before that
+            # reaches no channel and is silently passed over. So the adapters open on the first
+            # batch.
+            take = new_take(stream, stream_acknowledge(stream))
+            feed_from_stream(stream, take, to_incoming)
+            async for _ in _run_batches(app, take, state, partitions, adapters):
                 yield None
+
+        return
+
+    take = new_take(ConsumerLifetime(app), consumer_acknowledge(app))
+    app.intake_channels = (
+        DraftsChannel(
+            app,
+            settings.topics.drafts,
+            partitions=settings.topic_partitions,
+            take=take,
+            convert=message_to_incoming,
+        ),
+    )
+
+    @app.task  # type: ignore[untyped-decorator]
+    async def take_drafts() -> None:
+        async for _ in _run_batches(app, take, state, partitions, adapters):
+            pass
+
+
+async def _run_batches(
+    app: faust.App,
+    take: OverlappedTake[Incoming],
+    state: LoopState,
+    partitions: FaustPartitions,
+    adapters: _Adapters,
+) -> AsyncIterator[None]:
+    """Each batch of ``take`` through :class:`DraftLoop`; yields once per batch."""
+    settings = adapters.settings
+    publisher = _publisher(app)
+    async with AsyncExitStack() as resources:
+        loop = DraftLoop(
+            state,
+            partitions,
+            partial(adapters.open, resources, publisher),
+            adapters.metrics,
+            collector=BatchCollector(enabled=settings.gc_paused_in_batch),
+            look_ahead=settings.batch_look_ahead,
+        )
+        take.on_full = loop.next_batch_complete
+        window = adapters.metrics.batch_stage_seconds.labels(stage="window")
+        async for batch in take.batches():
+            window.observe(take.last_wait)
+            await loop.handle(batch, take)
+            yield None
 
 
 def _wire_timers(

@@ -26,6 +26,12 @@ missing attribute, so an upgrade re-reads them here before anything else changes
   itself from the stream's channel exactly as ``take_events`` does (``Stream._enable_passive``).
 - **The aiokafka producer under Faust's** (``Producer._ensure_producer``): the bulk hand-over
   (``worker.kafka.publisher``, ``GW_PRODUCE_BATCHED``) appends to aiokafka's own batches.
+- **A topic whose conductor delivery builds no event** (``UndecodedTopic``): ``Topic.__init__``
+  compiles ``decode`` (``_compile_decode``) into an instance attribute that builds a Faust
+  ``Event`` per record; the drafts channel (``worker.stream.intake``) keeps its own ``decode``.
+  The conductor (``ConductorHandler.__call__`` in faust-streaming's Cython build, and
+  ``ConductorCompiler.build``) delivers through ``chan.decode(message, propagate=True)``,
+  ``chan.queue.full()``, ``chan.queue.put_nowait_enhanced(...)`` and, when full, ``chan.put``.
 - **The RocksDB store by partition** (``RocksPartitions``): Faust's store picks a partition's
   database from the *current event*, which in a batch is another record's; the turn table goes
   through the store's own helpers instead (``_get_bucket_for_key``, ``_key_index``,
@@ -109,6 +115,13 @@ def enable_passive(stream: Any) -> None:
 def aiokafka_producer(producer: Any) -> Any:
     """The aiokafka producer under a Faust producer, started once (Faust's own lazy start)."""
     return producer._ensure_producer()
+
+
+class UndecodedTopic(faust.Topic):
+    """A ``faust.Topic`` whose ``decode`` is the class's own method, not Faust's compiled one."""
+
+    def _compile_decode(self) -> None:
+        """Nothing: Faust's would set an instance ``decode`` that builds an ``Event``."""
 
 
 class RocksPartitions:

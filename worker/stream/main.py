@@ -62,6 +62,7 @@ def run_worker(settings: Settings) -> None:
         app_id=settings.app_id,
         drafts=settings.topics.drafts,
         partitions=settings.topic_partitions,
+        drafts_intake=settings.drafts_intake,
     )
     # configure_logging owns the handlers: Faust must neither replace them nor redirect stdout.
     worker = faust.Worker(

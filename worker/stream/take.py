@@ -5,38 +5,56 @@ waits ``within`` from the end of the body, full or not: at saturation the window
 and on a thin stream every draft waits the whole window. This take differs in two ways:
 
 - **Overlap.** The buffer keeps filling (up to ``max_size``: a bounded hand-off, so at most one
-  batch in hand and one in the buffer) while the body processes the batch it was given.
+  batch in hand and one in the buffer) while the body processes the batch it was given. A feed
+  that finds the buffer full waits for room (:meth:`OverlappedTake.room`): delivery stops, and
+  so does Faust's fetching behind it.
 - **Adaptive window.** A batch closes when it is full, when no record arrived for ``quiet``
   seconds (the stream is thin or drained: nobody waits for company that is not coming), or
   ``max_wait`` seconds after its *first* record arrived. A saturated stream keeps records coming
   without pause, so its batches fill up; a thin one closes a batch ``quiet`` after its last
   record. Records that arrived while the body ran are handed out as soon as the intake pauses.
 
-The offset guarantee is Faust's own: acknowledgements are off for the stream and each record is
-acknowledged only after the body returns from the batch that holds it, so the committed offset
-(Faust commits the highest *contiguous* acknowledged offset) never passes an undecided draft. A
-record the body did not get to see is never acknowledged; :meth:`OverlappedTake.discard` drops
-buffered records of a partition that is being read again (see ``worker.stream.offsets``), and
-:meth:`OverlappedTake.leave` keeps the batch in hand's records of partitions lost in a rebalance
-from being acknowledged (their new owner decides them).
+The offset guarantee is Faust's own: each record is acknowledged (``acknowledge``, with the
+handles of the batch) only after the body returns from the batch that holds it, so the committed
+offset (Faust commits the highest *contiguous* acknowledged offset) never passes an undecided
+draft. A record the body did not get to see is never acknowledged; :meth:`OverlappedTake.discard`
+drops buffered records of a partition that is being read again (see ``worker.stream.offsets``),
+and :meth:`OverlappedTake.leave` keeps the batch in hand's records of partitions lost in a
+rebalance from being acknowledged (their new owner decides them).
 
-Each event is converted once, on arrival (``convert``): the batches and the full buffer handed
-out are the converted records; the events are kept only to be acknowledged.
-
-Uses Faust's stream internals (``add_processor``, a passive stream, ``current_event``) exactly
-as ``take_events`` does in faust-streaming 0.15; the private one is in
-``worker.stream.faust_internals``.
+The feeds (``worker.stream.intake``) convert each record once, on arrival: the batches and the
+full buffer handed out are the converted records; each record's *handle* (a Faust event, or a
+Faust message) is kept only to be acknowledged.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from typing import Any, Generic, TypeVar
-
-from worker.stream.faust_internals import enable_passive
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Generic, Protocol, TypeVar
 
 Record = TypeVar("Record")
+
+
+class Lifetime(Protocol):
+    """What the take waits under: a mode service (the Faust stream, or the app) that may stop."""
+
+    @property
+    def should_stop(self) -> bool:
+        """The service is stopping: stop waiting, hand nothing more out."""
+        ...
+
+    async def wait(self, *coros: Any, timeout: Any = None) -> Any:  # noqa: ASYNC109 - mode's
+        """Wait for ``coros`` (an ``asyncio.Event``) or the service to stop."""
+        ...
+
+    async def wait_for_stopped(self, *coros: Any, timeout: Any = None) -> bool:  # noqa: ASYNC109
+        """Wait for ``coros``, the timeout or the service to stop; true if it stopped."""
+        ...
+
+
+#: Acknowledges the handles of a batch the body returned from (minus the records left).
+Acknowledge = Callable[[list[Any]], Awaitable[None]]
 
 
 def close_at(first_at: float, last_at: float, quiet: float, max_wait: float) -> float:
@@ -45,26 +63,28 @@ def close_at(first_at: float, last_at: float, quiet: float, max_wait: float) -> 
 
 
 class OverlappedTake(Generic[Record]):
-    """Batches of events from a Faust stream; see the module docstring."""
+    """Batches of records put in by a feed (``worker.stream.intake``); see the module docstring."""
 
     def __init__(
         self,
-        stream: Any,
+        lifetime: Lifetime,
         max_size: int,
         quiet: float,
         max_wait: float,
-        convert: Callable[[Any], Record],
+        acknowledge: Acknowledge,
     ) -> None:
-        self._stream = stream
-        self._convert = convert
+        self._lifetime = lifetime
+        self._acknowledge = acknowledge
         #: Called with the buffered records once the buffer is full: the next batch is complete
         #: while the one in hand is still processed (``worker.stream.lookahead`` reads it).
         self.on_full: Callable[[list[Record]], None] | None = None
         self._max = max_size
         self._quiet = min(quiet, max_wait)
         self._max_wait = max_wait
-        #: Buffered events (acknowledged after their batch) and their records, in arrival order.
-        self._events: list[Any] = []
+        #: Buffered handles (acknowledged after their batch), their partitions and records, in
+        #: arrival order.
+        self._handles: list[Any] = []
+        self._partitions: list[int] = []
         self._records: list[Record] = []
         self._first_at = 0.0
         self._last_at = 0.0
@@ -77,12 +97,39 @@ class OverlappedTake(Generic[Record]):
         #: How long the last batch waited after its first record (seconds).
         self.last_wait = 0.0
 
+    def full(self) -> bool:
+        """The buffer holds a whole batch: a feed must wait for :meth:`room` before adding."""
+        return len(self._handles) >= self._max
+
+    async def room(self) -> bool:
+        """Wait until the buffer has room; false if the lifetime stopped first (add nothing)."""
+        while len(self._handles) >= self._max:
+            self._room.clear()
+            await self._lifetime.wait(self._room)
+            if self._lifetime.should_stop:
+                return False
+        return True
+
+    def add(self, handle: Any, partition: int, record: Record) -> None:
+        """Buffer one record (the feed saw room: :meth:`full` false, or :meth:`room` true)."""
+        now = asyncio.get_running_loop().time()
+        if not self._handles:
+            self._first_at = now
+        self._last_at = now
+        self._handles.append(handle)
+        self._partitions.append(partition)
+        self._records.append(record)
+        self._arrived.set()
+        if len(self._handles) >= self._max and self.on_full is not None:
+            self.on_full(self._records[:])
+
     def discard(self, partition: int) -> int:
         """Drop the buffered (not yet handed out, never acknowledged) records of ``partition``."""
-        keep = [i for i, e in enumerate(self._events) if e.message.partition != partition]
-        dropped = len(self._events) - len(keep)
+        keep = [i for i, p in enumerate(self._partitions) if p != partition]
+        dropped = len(self._handles) - len(keep)
         if dropped:
-            self._events[:] = [self._events[i] for i in keep]
+            self._handles[:] = [self._handles[i] for i in keep]
+            self._partitions[:] = [self._partitions[i] for i in keep]
             self._records[:] = [self._records[i] for i in keep]
         if len(keep) < self._max:
             self._room.set()
@@ -92,60 +139,38 @@ class OverlappedTake(Generic[Record]):
         """Do not acknowledge the batch in hand's records of ``partitions`` (no longer ours)."""
         self._left |= partitions
 
-    async def _add(self, value: Any) -> Any:
-        """Stream processor: buffer the current event; wait for room when the buffer is full."""
-        stream = self._stream
-        while len(self._events) >= self._max:
-            self._room.clear()
-            await stream.wait(self._room)
-            if stream.should_stop:
-                return value
-        event = stream.current_event
-        if event is None:
-            raise RuntimeError("take buffer found current_event is None")
-        now = asyncio.get_running_loop().time()
-        if not self._events:
-            self._first_at = now
-        self._last_at = now
-        self._events.append(event)
-        self._records.append(self._convert(event))
-        self._arrived.set()
-        if len(self._events) >= self._max and self.on_full is not None:
-            self.on_full(self._records[:])
-        return value
-
     async def batches(self) -> AsyncIterator[list[Record]]:
         """Yield batches; each batch's records are acknowledged when the body returns."""
-        stream = self._stream
+        lifetime = self._lifetime
         loop = asyncio.get_running_loop()
-        stream.enable_acks = False  # acknowledged here, after the body, like take_events
-        stream.add_processor(self._add)
-        enable_passive(stream)
-        while not stream.should_stop:
-            if not self._events:
+        while not lifetime.should_stop:
+            if not self._handles:
                 self._arrived.clear()
-                await stream.wait_for_stopped(self._arrived, timeout=1.0)
+                await lifetime.wait_for_stopped(self._arrived, timeout=1.0)
                 continue
-            while self._events and len(self._events) < self._max and not stream.should_stop:
+            while self._handles and len(self._handles) < self._max and not lifetime.should_stop:
                 deadline = close_at(self._first_at, self._last_at, self._quiet, self._max_wait)
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     break
                 self._arrived.clear()
-                await stream.wait_for_stopped(self._arrived, timeout=remaining)
-            if not self._events:  # discarded meanwhile
+                await lifetime.wait_for_stopped(self._arrived, timeout=remaining)
+            if not self._handles:  # discarded meanwhile
                 continue
-            batch = self._events[: self._max]
-            records = self._records[: len(batch)]
-            del self._events[: len(batch)]
-            del self._records[: len(batch)]
+            n = min(len(self._handles), self._max)
+            handles = self._handles[:n]
+            partitions = self._partitions[:n]
+            records = self._records[:n]
+            del self._handles[:n]
+            del self._partitions[:n]
+            del self._records[:n]
             self._room.set()
-            self.last_size = len(batch)
+            self.last_size = n
             self.last_wait = loop.time() - self._first_at
             yield records
             # Only after the body returned: a batch abandoned by an exception or a shutdown is
             # never acknowledged, so it is read again (take_events acknowledges it regardless).
             left, self._left = self._left, set()
-            for event in batch:
-                if event.message.partition not in left:
-                    await stream.ack(event)
+            if left:
+                handles = [h for h, p in zip(handles, partitions, strict=True) if p not in left]
+            await self._acknowledge(handles)

@@ -20,7 +20,7 @@ from aiokafka import AIOKafkaConsumer
 
 from worker.settings import Settings
 from worker.stream.app import _new_app
-from worker.stream.faust_internals import FAUST_VERSION_READ, WorkerTransport
+from worker.stream.faust_internals import FAUST_VERSION_READ, UndecodedTopic, WorkerTransport
 
 
 async def fetch_wait_ms(settings: Settings) -> int:
@@ -55,6 +55,18 @@ def test_aiokafka_still_hands_the_wait_to_its_fetcher() -> None:
     assert "fetch_max_wait_ms=self._fetch_max_wait_ms" in inspect.getsource(AIOKafkaConsumer.start)
 
 
+def test_fausts_stalled_stream_check_reads_the_inbound_time_the_channel_intake_sets() -> None:
+    """``worker.stream.intake.DraftsChannel`` sets ``monitor.stream_inbound_time`` as a stream's
+    sensor would; the consumer's check for stalled streams is what reads it."""
+    import inspect  # noqa: PLC0415
+
+    from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread  # noqa: PLC0415
+
+    assert "monitor.stream_inbound_time.get(tp)" in inspect.getsource(
+        AIOKafkaConsumerThread.verify_event_path
+    )
+
+
 def test_faust_is_the_release_its_internals_were_read_from() -> None:
     assert importlib.metadata.version("faust-streaming") == FAUST_VERSION_READ
 
@@ -72,6 +84,7 @@ def test_every_private_attribute_the_worker_reaches_still_exists() -> None:
         driver.AIOKafkaConsumerThread: ("_create_worker_consumer", "seek", "call_thread"),
         Stream: ("_enable_passive",),
         driver.Producer: ("_ensure_producer",),
+        faust.Topic: ("_compile_decode",),
         Store: ("_get_bucket_for_key", "_db_for_partition", "_dbs_for_key", "_iteritems"),
     }
     missing = [
@@ -160,3 +173,51 @@ def test_only_faust_internals_reaches_into_a_private_attribute() -> None:
     assert reaches == set(NOT_FAUSTS)
     inside = _private_reaches(worker / "stream" / "faust_internals.py")
     assert "producer._ensure_producer" in inside  # the scan sees what it is meant to see
+
+
+async def test_an_undecoded_topic_keeps_its_own_decode_under_both_conductors(
+    tmp_path: Path,
+) -> None:
+    """Faust compiles ``decode`` into an instance attribute that builds an ``Event``; the drafts
+    channel's ``decode`` must survive that, and both of Faust's conductor handlers (the Cython one
+    and the Python one) must deliver through ``decode`` and the channel's queue."""
+    from faust.transport._cython.conductor import ConductorHandler  # noqa: PLC0415
+    from faust.transport.conductor import ConductorCompiler  # noqa: PLC0415
+    from faust.types import TP, ConsumerMessage  # noqa: PLC0415
+
+    app = _new_app(Settings(data_dir=tmp_path, app_id="undecoded"))
+    assert "decode" in vars(faust.Topic(app, topics=["t"]))  # the compiled one, per instance
+    got: list[object] = []
+
+    class Queue:
+        def full(self) -> bool:
+            return False
+
+        def put_nowait_enhanced(self, value: object, **_: object) -> None:
+            got.append(value)
+
+    class Channel(UndecodedTopic):
+        @property
+        def queue(self) -> Any:  # the conductor's view of the channel
+            return Queue()
+
+        async def decode(self, message: Any, *, propagate: bool = False) -> Any:
+            return ("decoded", message.offset)
+
+    channel = Channel(app, topics=["t"], is_iterator=True)
+    assert "decode" not in vars(channel)
+    try:
+        tp = TP("t", 0)
+        app.flow_control.resume()
+        for n, handler in enumerate(
+            (
+                ConductorHandler(app.topics, tp, {channel}),
+                ConductorCompiler().build(app.topics, tp, {channel}),
+            )
+        ):
+            await handler(ConsumerMessage("t", 0, n, 0.0, 0, [], b"k", b"v", None))
+        assert got == [("decoded", 0), ("decoded", 1)]
+    finally:
+        for loop in (app.consumer._thread.thread_loop, app.loop):
+            if loop is not asyncio.get_running_loop() and not loop.is_closed():
+                loop.close()

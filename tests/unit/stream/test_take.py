@@ -1,4 +1,5 @@
-"""OverlappedTake's rules with a stand-in for the Faust stream (no Kafka here).
+"""OverlappedTake's rules, fed by the stream intake over a stand-in for the Faust stream (no Kafka
+here; the channel intake's own feed is tests/unit/stream/test_drafts_channel.py).
 
 The real thing runs under every e2e test (tests/e2e/); these pin the rules that make the overlap
 safe: a batch is acknowledged only after the body returned from it, the buffer keeps filling
@@ -16,6 +17,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from worker.stream.intake import feed_from_stream, stream_acknowledge
 from worker.stream.take import OverlappedTake, close_at
 
 
@@ -83,9 +85,14 @@ class Started(NamedTuple):
 async def started(*, max_size: int, quiet: float, max_wait: float) -> Started:
     """A take over a fresh stream, with the agent already waiting for its first batch."""
     stream = FakeStream()
-    take = OverlappedTake(
-        stream, max_size=max_size, quiet=quiet, max_wait=max_wait, convert=lambda e: e
+    take: OverlappedTake[Any] = OverlappedTake(
+        stream,
+        max_size=max_size,
+        quiet=quiet,
+        max_wait=max_wait,
+        acknowledge=stream_acknowledge(stream),
     )
+    feed_from_stream(stream, take, lambda e: e)
     batches = take.batches()
     first = asyncio.ensure_future(anext(batches))
     await asyncio.sleep(0)
@@ -214,7 +221,10 @@ async def test_each_record_is_converted_once_on_arrival() -> None:
         converted.append(event.message.offset)
         return f"rec-{event.message.offset}"
 
-    take = OverlappedTake(stream, max_size=2, quiet=0.001, max_wait=0.001, convert=convert)
+    take: OverlappedTake[str] = OverlappedTake(
+        stream, max_size=2, quiet=0.001, max_wait=0.001, acknowledge=stream_acknowledge(stream)
+    )
+    feed_from_stream(stream, take, convert)
     announced: list[list[str]] = []
     take.on_full = announced.append
     batches = take.batches()
