@@ -37,7 +37,8 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
-from typing import NamedTuple
+from itertools import compress
+from typing import NamedTuple, cast
 
 from worker.core.evidence import CitationRef
 
@@ -175,15 +176,26 @@ _DIGIT_RE = re.compile(r"\d")
 _SPELLING_RE = re.compile(r"\d(?:[\d.,:]*\d)?")
 #: A digit glued to a suffix that changes its value or kind (``4.2B``, ``3rd``, ``12k``, ``5%``).
 _SUFFIXED_RE = re.compile(r"\d[^\W\d_%]|\d\s?%")
+#: For ASCII text, ``_SPELLING_RE`` and ``_SUFFIXED_RE`` in one scan: every spelling, and the
+#: suffix glued to one if any (a suffix always follows a spelling's last digit).
+_SPELLING_OR_SUFFIX_RE = re.compile(
+    r"[0-9](?:[0-9.,:]*[0-9])?|(?<=[0-9])(?:[A-Za-z]|[ \t\n\r\f\v\x1c-\x1f]?%)"
+)
 #: Words that scale the number before them.
 _MAGNITUDES = frozenset({"thousand", "million", "billion", "trillion", "bn", "mn", "mio", "tn"})
 _DIGITS = frozenset("0123456789")
+#: Words that make a unit's numbers more than plain (a date's month, a magnitude).
+_PLAIN_NOT = frozenset(_MONTHS) | _MAGNITUDES
 #: Punctuation to spaces, so ``str.split`` gives the words: hyphens and apostrophes split too
 #: (``connection-pool`` is ``connection pool``, ``Aurora's`` is ``aurora s``).
 _PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 _SPACES = str.maketrans(dict.fromkeys(_PUNCTUATION + "‘’“”–—…•·", " "))
 #: The same for ASCII text, as a byte table (``bytes.translate`` is ~10x ``str.translate``).
 _ASCII_SPACES = bytes(32 if chr(b) in _PUNCTUATION else b for b in range(256))
+#: The same, case-folded too (ASCII ``casefold`` is ``lower``): a unit's words in one pass.
+_ASCII_FOLD = bytes(
+    32 if chr(b) in _PUNCTUATION else ord(chr(b).lower()) if b < 128 else b for b in range(256)
+)
 _LIST_NUMBER_RE = re.compile(r"\s*\(?\d{1,3}[.)]\s")
 _NEGATIONS = frozenset(
     {"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot",
@@ -326,11 +338,20 @@ def _split(folded: str) -> list[str]:
 
 #: Words never stemmed (a stem would make them another word's).
 _KEEP = frozenset({"news", "series", "species", "gas", "bus", "less", "us"})
+_KEEP_STEMS = {w: w for w in _KEEP}
 
 
 def _remember(stems: dict[str, str], word: str) -> str:
-    stem = stems[word] = _stem(word)
+    """``word``'s stem, memoised (``""`` for a word led by a digit: a number, no word)."""
+    stem = stems[word] = "" if word[0] in _DIGITS else _stem(word)
     return stem
+
+
+_SUPPORTED, _WEAK, _UNSUPPORTED = (
+    SupportLevel.SUPPORTED,
+    SupportLevel.WEAK,
+    SupportLevel.UNSUPPORTED,
+)
 
 
 def _number_key(
@@ -411,8 +432,9 @@ class SourceIndex:
         self._read: dict[str, _Read] = {}
         #: Sources whose number values were read too (a unit needed them).
         self._numbers: dict[str, _Read] = {}
-        #: Word -> stem, for every word read with this index (units' words too).
-        self.stems: dict[str, str] = {}
+        #: Word -> stem, for every word read with this index (units' words too); words never
+        #: stemmed are their own.
+        self.stems: dict[str, str] = dict(_KEEP_STEMS)
 
     def read(self, text: str) -> _Read:
         """The source ``text`` read (once per index): its words, negation and number spellings;
@@ -451,7 +473,140 @@ def check_support(
     if not texts:
         return SupportResult(SupportLevel.UNCHECKED, 0.0, (), (), None)
     index = index if index is not None else SourceIndex()
-    unit = _read(unit_text, index.stems, unit=True)
+    text = _TOKEN_RE.sub(" ", unit_text) if "[" in unit_text else unit_text
+    if text.isascii():
+        return _check_ascii(text, texts, index, words_accuse)
+    return _check_read(_read(unit_text, index.stems, unit=True), texts, index, words_accuse)
+
+
+def _check_ascii(
+    text: str, texts: Sequence[SourceText], index: SourceIndex, words_accuse: bool
+) -> SupportResult:
+    """``check_support`` of an ASCII unit (tokens already out): what ``_read`` and
+    ``_check_read`` make of it, without the unit's ``_Read``: C-level set operations on its
+    words (``map`` over the batch's stem memo), a Python step only to stem a word the batch has
+    not seen yet."""
+    read = [index.read(s.text) for s in texts]
+    data = text.encode("ascii")
+    tokens = data.translate(_ASCII_FOLD).decode("ascii").split()
+    raw = set(tokens)
+    if len(data.translate(None, b"0123456789")) == len(data):  # no digit: no number
+        missing_numbers: tuple[str, ...] = ()
+    elif not raw.isdisjoint(_PLAIN_NOT) or not _spelled_alike(
+        _SPELLING_OR_SUFFIX_RE.findall(text), read
+    ):
+        missing_numbers = _unit_numbers(text, raw, texts, read, index)
+    else:  # plain numbers, each spelled the same in some source: each is that source's value
+        missing_numbers = ()
+    content = list(raw - _STOP)
+    stems = index.stems
+    get = stems.get
+    seen = list(map(get, content))
+    # A word the batch has not read yet is stemmed (a number: ``""``, no word).
+    of = (
+        [get(w) or _remember(stems, w) for w in content]
+        if None in seen
+        else cast("list[str]", seen)
+    )
+    words = set(of)
+    words.discard("")
+    total = len(words)
+    if len(read) == 1:
+        first = read[0]
+        missing = words - first.words
+        best_ref = texts[0].ref
+        negation_flip = not first.negates and not raw.isdisjoint(_NEGATIONS)
+    else:
+        best_ref, best = texts[0].ref, -1
+        found: set[str] = set()
+        for source, r in zip(texts, read, strict=True):
+            hits = words & r.words
+            found |= hits
+            if len(hits) > best:
+                best_ref, best = source.ref, len(hits)
+        missing = words - found
+        negation_flip = not raw.isdisjoint(_NEGATIONS) and not any(r.negates for r in read)
+    if missing:
+        missing_words = _spell_missing(missing, content, of, raw, tokens)
+        missed = len(missing)
+        score = (total - missed) / total
+    else:
+        missing_words = ()
+        missed = 0
+        score = 1.0
+    # A short unit is accused on words only when none of them is in a source: ``Entry`` beside
+    # ``entered`` is, a hidden source's lone word beside a visible citation is too.
+    if missing_numbers or negation_flip:
+        level = _UNSUPPORTED
+    elif score >= WEAK_BELOW:
+        level = _SUPPORTED
+    elif (
+        score < UNSUPPORTED_BELOW
+        and words_accuse
+        and (total >= MIN_WORDS_TO_ACCUSE or missed == total)
+    ):
+        level = _UNSUPPORTED
+    else:
+        level = _WEAK
+    return _new(
+        SupportResult,
+        (level, round(score, 3), missing_numbers, missing_words, best_ref, negation_flip),
+    )
+
+
+def _spell_missing(
+    missing: set[str], content: list[str], of: list[str], raw: set[str], tokens: list[str]
+) -> tuple[str, ...]:
+    """``_spelled`` for an ASCII unit: its tokens whose stem is missing, in the order it writes
+    them: its ``content`` words (``of``: their stems), and a stop word spelled like a missing
+    stem (``will`` of ``wills``)."""
+    spelled = list(compress(content, map(missing.__contains__, of)))
+    spelled.extend(missing.intersection(raw, _STOP))
+    spelled.sort(key=tokens.index)
+    return tuple(spelled)
+
+
+def _spelled_alike(spellings: list[str], read: Sequence[_Read]) -> bool:
+    """Whether each of a unit's number ``spellings`` is spelled the same in some source (a
+    suffix glued to a digit, ``b`` of ``4.2b``, is in none)."""
+    if read[0].spellings.issuperset(spellings):
+        return True
+    return len(read) > 1 and all(any(n in r.spellings for r in read) for n in spellings)
+
+
+def _unit_numbers(
+    text: str,
+    raw: set[str],
+    texts: Sequence[SourceText],
+    read: Sequence[_Read],
+    index: SourceIndex,
+) -> tuple[str, ...]:
+    """The numbers of a unit with digits that no source has (``_read`` and ``_check_read``'s
+    numbers, for an ASCII unit)."""
+    months = not raw.isdisjoint(_MONTHS)
+    numbers: dict[str, str] = {}
+    scaled_bare: dict[str, set[str]] = {}
+    if not months and raw.isdisjoint(_MAGNITUDES) and not _SUFFIXED_RE.search(text):
+        # Plain numbers only: when every one is spelled the same in some source, each is that
+        # source's value; otherwise read them as values.
+        spellings = _SPELLING_RE.findall(text)
+        if len(read) == 1:
+            if read[0].spellings.issuperset(spellings):
+                return ()
+        elif all(any(n in r.spellings for r in read) for n in spellings):
+            return ()
+        _read_numbers(text, True, False, numbers, set(), scaled_bare)
+    else:
+        _read_numbers(text, True, months, numbers, set(), scaled_bare)
+        if not numbers:
+            return ()
+    return _missing_numbers(numbers, scaled_bare, [index.with_numbers(s.text) for s in texts])
+
+
+def _check_read(
+    unit: _Read, texts: Sequence[SourceText], index: SourceIndex, words_accuse: bool
+) -> SupportResult:
+    """``check_support`` of a unit read by ``_read`` (any text: NFKC, CJK bigrams)."""
     read = [index.read(s.text) for s in texts]
     if unit.pending is not None:
         # Plain numbers only (no month, magnitude or suffix): when every one is spelled the same
@@ -465,12 +620,13 @@ def check_support(
         else:
             _read_numbers(unit.pending, True, False, unit.numbers, set(), unit.scaled_bare)
             valued = [index.with_numbers(s.text) for s in texts]
-            missing_numbers = _missing_numbers(unit, valued)
+            missing_numbers = _missing_numbers(unit.numbers, unit.scaled_bare, valued)
     elif unit.numbers:
-        missing_numbers = _missing_numbers(unit, [index.with_numbers(s.text) for s in texts])
+        missing_numbers = _missing_numbers(
+            unit.numbers, unit.scaled_bare, [index.with_numbers(s.text) for s in texts]
+        )
     else:
         missing_numbers = ()
-    total = len(unit.words)
     best_ref, best = texts[0].ref, -1
     found: set[str] = set()
     for source, r in zip(texts, read, strict=True):
@@ -480,11 +636,33 @@ def check_support(
             best_ref, best = source.ref, len(hits)
     missing = unit.words - found
     missing_words = _spelled(unit.tokens, missing, index.stems) if missing else ()
-    score = 1.0 if total == 0 else (total - len(missing)) / total
     negation_flip = unit.negates and not any(r.negates for r in read)
+    return _level(
+        len(unit.words),
+        len(missing),
+        missing_numbers,
+        missing_words,
+        best_ref,
+        negation_flip,
+        words_accuse,
+    )
+
+
+def _level(  # noqa: PLR0917 -- the parts of a result
+    total: int,
+    missed: int,
+    missing_numbers: tuple[str, ...],
+    missing_words: tuple[str, ...],
+    best_ref: CitationRef,
+    negation_flip: bool,
+    words_accuse: bool,
+) -> SupportResult:
+    """The verdict from what was found: ``total`` content words, ``missed`` of them in no
+    source."""
+    score = 1.0 if total == 0 else (total - missed) / total
     # A short unit is accused on words only when none of them is in a source: ``Entry`` beside
     # ``entered`` is, a hidden source's lone word beside a visible citation is too.
-    accuse = words_accuse and (total >= MIN_WORDS_TO_ACCUSE or (total > 0 and not found))
+    accuse = words_accuse and (total >= MIN_WORDS_TO_ACCUSE or (total > 0 and missed == total))
     if missing_numbers or negation_flip or (accuse and score < UNSUPPORTED_BELOW):
         level = SupportLevel.UNSUPPORTED
     elif score < WEAK_BELOW:
@@ -509,12 +687,14 @@ def _spelled(tokens: Sequence[str], missing: set[str], stems: Mapping[str, str])
     return tuple(out)
 
 
-def _missing_numbers(unit: _Read, read: Sequence[_Read]) -> tuple[str, ...]:
+def _missing_numbers(
+    numbers: Mapping[str, str], scaled_bare: Mapping[str, set[str]], read: Sequence[_Read]
+) -> tuple[str, ...]:
     """The unit's numbers no source has (as values), as the unit spells them."""
-    plain_of = {key: plain for plain, keys in unit.scaled_bare.items() for key in keys}
+    plain_of = {key: plain for plain, keys in scaled_bare.items() for key in keys}
     return tuple(
         spelled
-        for key, spelled in unit.numbers.items()
+        for key, spelled in numbers.items()
         if not _number_found(key, plain_of.get(key), read)
     )
 
