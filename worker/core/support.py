@@ -174,12 +174,15 @@ _YEAR_AFTER_RE = re.compile(r"(?:st|nd|rd|th)?,?\s+(\d{4})\b")
 _DIGIT_RE = re.compile(r"\d")
 #: A number as spelled, without what may surround it.
 _SPELLING_RE = re.compile(r"\d(?:[\d.,:]*\d)?")
+#: The same for ASCII text (faster: a byte class, not the Unicode digits).
+_ASCII_SPELLING_RE = re.compile(r"[0-9](?:[0-9.,:]*[0-9])?")
 #: A digit glued to a suffix that changes its value or kind (``4.2B``, ``3rd``, ``12k``, ``5%``).
 _SUFFIXED_RE = re.compile(r"\d[^\W\d_%]|\d\s?%")
-#: For ASCII text, ``_SPELLING_RE`` and ``_SUFFIXED_RE`` in one scan: every spelling, and the
-#: suffix glued to one if any (a suffix always follows a spelling's last digit).
-_SPELLING_OR_SUFFIX_RE = re.compile(
-    r"[0-9](?:[0-9.,:]*[0-9])?|(?<=[0-9])(?:[A-Za-z]|[ \t\n\r\f\v\x1c-\x1f]?%)"
+#: For ASCII text, ``_SPELLING_RE`` and ``_SUFFIXED_RE`` in one scan: every spelling, with the
+#: suffix glued to it if any (a suffix always follows a spelling's last digit), so a suffixed
+#: number is spelled alike in no source.
+_SPELLING_SUFFIXED_RE = re.compile(
+    r"[0-9](?:[0-9.,:]*[0-9])?(?:[A-Za-z]|[ \t\n\r\f\v\x1c-\x1f]?%)?"
 )
 #: Words that scale the number before them.
 _MAGNITUDES = frozenset({"thousand", "million", "billion", "trillion", "bn", "mn", "mio", "tn"})
@@ -255,7 +258,8 @@ def _read(text: str, stems: dict[str, str], *, unit: bool, numbers_later: bool =
     index reads them (:meth:`SourceIndex.with_numbers`) once some unit needs them."""
     if "[" in text:
         text = _TOKEN_RE.sub(" ", text)
-    if not text.isascii():
+    ascii_text = text.isascii()
+    if not ascii_text:
         text = unicodedata.normalize("NFKC", text)
     numbers: dict[str, str] = {}
     bare: set[str] = set()
@@ -266,7 +270,8 @@ def _read(text: str, stems: dict[str, str], *, unit: bool, numbers_later: bool =
     spellings: frozenset[str] = frozenset()
     pending: str | None = None
     if _DIGIT_RE.search(text) is not None:
-        spellings = frozenset(_SPELLING_RE.findall(text))
+        spelling = _ASCII_SPELLING_RE if ascii_text else _SPELLING_RE
+        spellings = frozenset(spelling.findall(text))
         months = not raw.isdisjoint(_MONTHS)
         if numbers_later or (
             unit and not months and raw.isdisjoint(_MAGNITUDES) and not _SUFFIXED_RE.search(text)
@@ -287,8 +292,12 @@ def _read(text: str, stems: dict[str, str], *, unit: bool, numbers_later: bool =
         for run in _CJK_RE.findall(folded):
             raw.update([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
     get = stems.get
-    # A word led by a digit is a number or its suffix (``4.2B`` splits to ``4`` and ``2b``).
-    words = {w if w in _KEEP else get(w) or _remember(stems, w) for w in raw if w[0] not in _DIGITS}
+    # By the memo in C; a word it does not have yet is stemmed (a word led by a digit is a
+    # number or its suffix, ``4.2B`` splits to ``4`` and ``2b``: ``""``, no word).
+    words = set(map(get, raw))
+    if None in words:
+        words = {get(w) or _remember(stems, w) for w in raw}
+    words.discard("")
     return _new(
         _Read,
         (
@@ -439,7 +448,7 @@ class SourceIndex:
     def read(self, text: str) -> _Read:
         """The source ``text`` read (once per index): its words, negation and number spellings;
         its number values only if already read (:meth:`with_numbers`)."""
-        found = self._numbers.get(text) or self._read.get(text)
+        found = self._read.get(text)
         if found is None:
             found = self._read[text] = _read(text, self.stems, unit=False, numbers_later=True)
         return found
@@ -486,14 +495,15 @@ def _check_ascii(
     ``_check_read`` make of it, without the unit's ``_Read``: C-level set operations on its
     words (``map`` over the batch's stem memo), a Python step only to stem a word the batch has
     not seen yet."""
-    read = [index.read(s.text) for s in texts]
+    memo = index._read  # ``SourceIndex.read`` without its call, for a text read already
+    read = [memo.get(s.text) or index.read(s.text) for s in texts]
     data = text.encode("ascii")
     tokens = data.translate(_ASCII_FOLD).decode("ascii").split()
     raw = set(tokens)
     if len(data.translate(None, b"0123456789")) == len(data):  # no digit: no number
         missing_numbers: tuple[str, ...] = ()
     elif not raw.isdisjoint(_PLAIN_NOT) or not _spelled_alike(
-        _SPELLING_OR_SUFFIX_RE.findall(text), read
+        _SPELLING_SUFFIXED_RE.findall(text), read
     ):
         missing_numbers = _unit_numbers(text, raw, texts, read, index)
     else:  # plain numbers, each spelled the same in some source: each is that source's value
@@ -529,19 +539,19 @@ def _check_ascii(
     if missing:
         missing_words = _spell_missing(missing, content, of, raw, tokens)
         missed = len(missing)
-        score = (total - missed) / total
+        share = (total - missed) / total
     else:
         missing_words = ()
         missed = 0
-        score = 1.0
+        share = 1.0
     # A short unit is accused on words only when none of them is in a source: ``Entry`` beside
     # ``entered`` is, a hidden source's lone word beside a visible citation is too.
     if missing_numbers or negation_flip:
         level = _UNSUPPORTED
-    elif score >= WEAK_BELOW:
+    elif share >= WEAK_BELOW:
         level = _SUPPORTED
     elif (
-        score < UNSUPPORTED_BELOW
+        share < UNSUPPORTED_BELOW
         and words_accuse
         and (total >= MIN_WORDS_TO_ACCUSE or missed == total)
     ):
@@ -550,7 +560,14 @@ def _check_ascii(
         level = _WEAK
     return _new(
         SupportResult,
-        (level, round(score, 3), missing_numbers, missing_words, best_ref, negation_flip),
+        (
+            level,
+            round(share, 3) if missed else 1.0,
+            missing_numbers,
+            missing_words,
+            best_ref,
+            negation_flip,
+        ),
     )
 
 
@@ -562,7 +579,8 @@ def _spell_missing(
     stem (``will`` of ``wills``)."""
     spelled = list(compress(content, map(missing.__contains__, of)))
     spelled.extend(missing.intersection(raw, _STOP))
-    spelled.sort(key=tokens.index)
+    if len(spelled) > 1:
+        spelled.sort(key=tokens.index)
     return tuple(spelled)
 
 
