@@ -38,11 +38,11 @@ from worker.core.messages import GroundingStatus
 from worker.core.policy import LostSupportPolicy, SupportPolicy, TenantPolicy
 from worker.core.redaction import remove_tokens, replace_spans
 from worker.core.support import (
+    Cited,
     SourceIndex,
-    SourceText,
     SupportLevel,
     SupportResult,
-    check_support,
+    check_cited,
 )
 from worker.core.wire import WireParts
 
@@ -171,12 +171,8 @@ def rule7(  # noqa: PLR0917 -- the parts of the verdict's state rule 7 reads
     enforce = policy.support is SupportPolicy.ENFORCE
     support = Support({}, {})
     index = index if index is not None else SourceIndex()
-    # Each resolved ref's text as the check takes it, built once for the draft's units.
-    texts: dict[CitationRef, SourceText] = (
-        {r: _new(SourceText, (r, t or "")) for r, t in sources.items()}
-        if checked and sources is not None
-        else {}
-    )
+    # Each resolved ref's text as the check takes it, read once for the draft's units.
+    texts = index.cited(sources) if checked and sources is not None else {}
     for position, unit in enumerate(units):
         refs = unit.refs
         redact = hidden and not hidden.isdisjoint(refs)
@@ -229,19 +225,14 @@ def _support(  # noqa: PLR0917 -- one cited unit's part of rule7's state
     unit: ClaimUnit,
     text: str,
     cited: Sequence[CitationRef],
-    texts: Mapping[CitationRef, SourceText],
+    texts: Mapping[CitationRef, Cited],
     index: SourceIndex,
     support: Support,
     position: int,
 ) -> SupportResult:
     """Rule 6b for one cited unit: its text (hidden tokens already out) against the texts of its
     resolved refs only, so words only a hidden source supports find nothing to match."""
-    result = check_support(
-        text,
-        [texts[r] for r in cited],
-        index,
-        words_accuse=unit.kind is not UnitKind.PROPOSAL,
-    )
+    result = check_cited(text, cited, texts, index, words_accuse=unit.kind is not UnitKind.PROPOSAL)
     support.of_unit[position] = result
     rank = _SUPPORT_RANK[result.level]
     of_ref = support.of_ref

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from itertools import compress
@@ -50,6 +50,7 @@ __all__ = [
     "SourceText",
     "SupportLevel",
     "SupportResult",
+    "check_cited",
     "check_support",
 ]
 
@@ -347,7 +348,9 @@ def _split(folded: str) -> list[str]:
 
 #: Words never stemmed (a stem would make them another word's).
 _KEEP = frozenset({"news", "series", "species", "gas", "bus", "less", "us"})
-_KEEP_STEMS = {w: w for w in _KEEP}
+#: What a batch's stem memo starts from: a stop word is no word (``""``), and neither is a word
+#: led by a digit once read (``_remember``); a word never stemmed is its own stem.
+_FIRST_STEMS = {**{w: w for w in _KEEP}, **dict.fromkeys(_STOP, "")}
 
 
 def _remember(stems: dict[str, str], word: str) -> str:
@@ -443,7 +446,7 @@ class SourceIndex:
         self._numbers: dict[str, _Read] = {}
         #: Word -> stem, for every word read with this index (units' words too); words never
         #: stemmed are their own.
-        self.stems: dict[str, str] = dict(_KEEP_STEMS)
+        self.stems: dict[str, str] = dict(_FIRST_STEMS)
 
     def read(self, text: str) -> _Read:
         """The source ``text`` read (once per index): its words, negation and number spellings;
@@ -452,6 +455,15 @@ class SourceIndex:
         if found is None:
             found = self._read[text] = _read(text, self.stems, unit=False, numbers_later=True)
         return found
+
+    def cited(self, texts: Mapping[CitationRef, str]) -> dict[CitationRef, Cited]:
+        """Each ref of ``texts`` whose text has words, with that text read (for
+        :func:`check_cited`: one draft's sources, read once for all its units)."""
+        return {
+            ref: (_new(SourceText, (ref, text)), self.read(text))
+            for ref, text in texts.items()
+            if text and not text.isspace()
+        }
 
     def with_numbers(self, text: str) -> _Read:
         """The source ``text`` read with its number values (once per index)."""
@@ -482,50 +494,79 @@ def check_support(
     if not texts:
         return SupportResult(SupportLevel.UNCHECKED, 0.0, (), (), None)
     index = index if index is not None else SourceIndex()
+    return _check(unit_text, texts, [index.read(s.text) for s in texts], index, words_accuse)
+
+
+#: A cited source with words, and its reading (``SourceIndex.cited``).
+Cited = tuple[SourceText, _Read]
+
+
+def check_cited(
+    unit_text: str,
+    refs: Sequence[CitationRef],
+    cited: Mapping[CitationRef, Cited],
+    index: SourceIndex,
+    *,
+    words_accuse: bool = True,
+) -> SupportResult:
+    """``check_support`` of ``unit_text`` against the sources of ``refs``, read once for the
+    draft (``cited``: :meth:`SourceIndex.cited` of its refs' texts; a ref without one has no
+    text with words)."""
+    pairs = [cited[r] for r in refs if r in cited]
+    if not pairs:
+        return SupportResult(SupportLevel.UNCHECKED, 0.0, (), (), None)
+    texts, read = zip(*pairs, strict=True)
+    return _check(unit_text, texts, read, index, words_accuse)
+
+
+def _check(
+    unit_text: str,
+    texts: Sequence[SourceText],
+    read: Sequence[_Read],
+    index: SourceIndex,
+    words_accuse: bool,
+) -> SupportResult:
+    """``check_support`` of ``unit_text`` against ``texts`` (none blank) and their ``read``."""
     text = _TOKEN_RE.sub(" ", unit_text) if "[" in unit_text else unit_text
     if text.isascii():
-        return _check_ascii(text, texts, index, words_accuse)
-    return _check_read(_read(unit_text, index.stems, unit=True), texts, index, words_accuse)
+        return _check_ascii(text, texts, read, index, words_accuse)
+    return _check_read(_read(unit_text, index.stems, unit=True), texts, read, index, words_accuse)
 
 
 def _check_ascii(
-    text: str, texts: Sequence[SourceText], index: SourceIndex, words_accuse: bool
+    text: str,
+    texts: Sequence[SourceText],
+    read: Sequence[_Read],
+    index: SourceIndex,
+    words_accuse: bool,
 ) -> SupportResult:
     """``check_support`` of an ASCII unit (tokens already out): what ``_read`` and
     ``_check_read`` make of it, without the unit's ``_Read``: C-level set operations on its
     words (``map`` over the batch's stem memo), a Python step only to stem a word the batch has
     not seen yet."""
-    memo = index._read  # ``SourceIndex.read`` without its call, for a text read already
-    read = [memo.get(s.text) or index.read(s.text) for s in texts]
     data = text.encode("ascii")
     tokens = data.translate(_ASCII_FOLD).decode("ascii").split()
-    raw = set(tokens)
     if len(data.translate(None, b"0123456789")) == len(data):  # no digit: no number
         missing_numbers: tuple[str, ...] = ()
-    elif not raw.isdisjoint(_PLAIN_NOT) or not _spelled_alike(
+    elif not _PLAIN_NOT.isdisjoint(tokens) or not _spelled_alike(
         _SPELLING_SUFFIXED_RE.findall(text), read
     ):
-        missing_numbers = _unit_numbers(text, raw, texts, read, index)
+        missing_numbers = _unit_numbers(text, set(tokens), texts, read, index)
     else:  # plain numbers, each spelled the same in some source: each is that source's value
         missing_numbers = ()
-    content = list(raw - _STOP)
     stems = index.stems
     get = stems.get
-    seen = list(map(get, content))
-    # A word the batch has not read yet is stemmed (a number: ``""``, no word).
-    of = (
-        [get(w) or _remember(stems, w) for w in content]
-        if None in seen
-        else cast("list[str]", seen)
-    )
-    words = set(of)
+    # Each word's stem by the memo, in C (a stop word, a number: ``""``); a word the batch has
+    # not read yet is stemmed.
+    memoised = set(map(get, tokens))
+    words = {_stem_of(stems, w) for w in tokens} if None in memoised else cast("set[str]", memoised)
     words.discard("")
     total = len(words)
     if len(read) == 1:
         first = read[0]
         missing = words - first.words
         best_ref = texts[0].ref
-        negation_flip = not first.negates and not raw.isdisjoint(_NEGATIONS)
+        negation_flip = not first.negates and not _NEGATIONS.isdisjoint(tokens)
     else:
         best_ref, best = texts[0].ref, -1
         found: set[str] = set()
@@ -535,9 +576,9 @@ def _check_ascii(
             if len(hits) > best:
                 best_ref, best = source.ref, len(hits)
         missing = words - found
-        negation_flip = not raw.isdisjoint(_NEGATIONS) and not any(r.negates for r in read)
+        negation_flip = not _NEGATIONS.isdisjoint(tokens) and not any(r.negates for r in read)
     if missing:
-        missing_words = _spell_missing(missing, content, of, raw, tokens)
+        missing_words = _spell_missing(missing, tokens, get)
         missed = len(missing)
         share = (total - missed) / total
     else:
@@ -572,16 +613,25 @@ def _check_ascii(
 
 
 def _spell_missing(
-    missing: set[str], content: list[str], of: list[str], raw: set[str], tokens: list[str]
+    missing: set[str], tokens: list[str], get: Callable[[str], str | None]
 ) -> tuple[str, ...]:
     """``_spelled`` for an ASCII unit: its tokens whose stem is missing, in the order it writes
-    them: its ``content`` words (``of``: their stems), and a stop word spelled like a missing
+    them (each once): its content words by their stems, and a stop word spelled like a missing
     stem (``will`` of ``wills``)."""
-    spelled = list(compress(content, map(missing.__contains__, of)))
-    spelled.extend(missing.intersection(raw, _STOP))
-    if len(spelled) > 1:
+    distinct = list(dict.fromkeys(tokens))
+    spelled = list(compress(distinct, map(missing.__contains__, map(get, distinct))))
+    stop = missing.intersection(tokens)
+    stop.intersection_update(_STOP)
+    if stop:
+        spelled.extend(stop)
         spelled.sort(key=tokens.index)
     return tuple(spelled)
+
+
+def _stem_of(stems: dict[str, str], word: str) -> str:
+    """``word``'s stem from the memo, or read and remembered (``""``: no word)."""
+    stem = stems.get(word)
+    return _remember(stems, word) if stem is None else stem
 
 
 def _spelled_alike(spellings: list[str], read: Sequence[_Read]) -> bool:
@@ -622,10 +672,13 @@ def _unit_numbers(
 
 
 def _check_read(
-    unit: _Read, texts: Sequence[SourceText], index: SourceIndex, words_accuse: bool
+    unit: _Read,
+    texts: Sequence[SourceText],
+    read: Sequence[_Read],
+    index: SourceIndex,
+    words_accuse: bool,
 ) -> SupportResult:
     """``check_support`` of a unit read by ``_read`` (any text: NFKC, CJK bigrams)."""
-    read = [index.read(s.text) for s in texts]
     if unit.pending is not None:
         # Plain numbers only (no month, magnitude or suffix): when every one is spelled the same
         # in some source, each is that source's value; otherwise read them as values.
@@ -697,10 +750,10 @@ def _spelled(tokens: Sequence[str], missing: set[str], stems: Mapping[str, str])
     """The unit's own spelling of its missing stems, in the order it writes them (each once)."""
     out: dict[str, None] = {}
     for word in tokens:
-        if stems.get(word, word) in missing:
+        if (stems.get(word) or word) in missing:  # a stop word or a number: as it is spelled
             out.setdefault(word, None)
     if len(out) < len(missing):  # CJK bigrams: their own spelling
-        spelled = {stems.get(w, w) for w in out}
+        spelled = {stems.get(w) or w for w in out}
         out.update(dict.fromkeys(sorted(missing - spelled)))
     return tuple(out)
 

@@ -15,6 +15,7 @@ from worker.core.support import (
     SourceText,
     SupportLevel,
     SupportResult,
+    check_cited,
     check_support,
 )
 
@@ -145,7 +146,8 @@ def by_read(unit: str, sources: list[SourceText], accuse: bool) -> SupportResult
     if not kept:
         return SupportResult(SupportLevel.UNCHECKED, 0.0, (), (), None)
     unit_read = support._read(unit, index.stems, unit=True)
-    return support._check_read(unit_read, kept, index, accuse)
+    read = [index.read(s.text) for s in kept]
+    return support._check_read(unit_read, kept, read, index, accuse)
 
 
 def same(unit: str, sources: list[SourceText], accuse: bool = True) -> None:
@@ -185,3 +187,17 @@ def test_the_traps_read_the_same_both_ways(unit: str, sources: list[str]) -> Non
     refs = [SourceText(REFS[i], text) for i, text in enumerate(sources)]
     same(unit, refs)
     same(unit, refs, accuse=False)
+
+
+def test_a_unit_checked_against_its_drafts_read_sources_is_checked_the_same() -> None:
+    texts = {REFS[0]: "The vessel slowed near buoy 7.", REFS[1]: "  ", REFS[2]: "It waited."}
+    index = SourceIndex()
+    cited = index.cited(texts)
+    assert list(cited) == [REFS[0], REFS[2]]  # a blank text is no source
+    unit = "The vessel waited near buoy 7 for hours [OBS-1]."
+    refs = [REFS[1], REFS[2], REFS[0], REFS[3]]  # REFS[3]: resolved to no text here
+    expected = check_support(unit, [SourceText(r, texts.get(r, "")) for r in refs])
+    assert check_cited(unit, refs, cited, index) == expected
+    assert expected.closest == REFS[0]
+    assert expected.missing_words == ("hours",)
+    assert check_cited(unit, [REFS[1]], cited, index).level is SupportLevel.UNCHECKED
