@@ -38,11 +38,11 @@ from worker.core.messages import GroundingStatus
 from worker.core.policy import LostSupportPolicy, SupportPolicy, TenantPolicy
 from worker.core.redaction import remove_tokens, replace_spans
 from worker.core.support import (
+    Cited,
     SourceIndex,
-    SourceText,
     SupportLevel,
     SupportResult,
-    check_support,
+    check_cited,
 )
 from worker.core.wire import WireParts
 
@@ -167,16 +167,14 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
     verdicts: list[UnitVerdict] = []
     claims = WireParts()
     refused = False
-    checked = policy.support is not SupportPolicy.OFF and sources is not None
     enforce = policy.support is SupportPolicy.ENFORCE
     support = Support({}, {})
-    index = index if index is not None else SourceIndex()
-    # Each resolved ref's text as the check takes it, built once for the draft's units.
-    texts: dict[CitationRef, SourceText] = (
-        {r: _new(SourceText, (r, t or "")) for r, t in sources.items()}
-        if checked and sources is not None
-        else {}
-    )
+    # The index and each resolved ref's text as the check takes it, read once for the draft's
+    # units; ``None``: no check (``support: off``), and no index made for it.
+    reading: tuple[SourceIndex, dict[CitationRef, Cited]] | None = None
+    if policy.support is not SupportPolicy.OFF and sources is not None:
+        index = index if index is not None else SourceIndex()
+        reading = index, index.cited(sources)
     for position, unit in enumerate(units):
         refs = unit.refs
         redact = hidden and not hidden.isdisjoint(refs)
@@ -190,8 +188,8 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
                 "citations": list(map(key_of, cited)),
                 "grounding_status": cited_claim,
             }
-            if checked:
-                result = _support(unit, text, cited, texts, index, support, position)
+            if reading is not None:
+                result = _support(unit, text, cited, reading, support, position)
                 claim["support"] = result.level
                 if enforce and result.level is SupportLevel.UNSUPPORTED:
                     failures.append(_unsupported(unit, result))
@@ -229,19 +227,14 @@ def _support(  # noqa: PLR0917 -- one cited unit's part of check_claim_units's s
     unit: ClaimUnit,
     text: str,
     cited: Sequence[CitationRef],
-    texts: Mapping[CitationRef, SourceText],
-    index: SourceIndex,
+    reading: tuple[SourceIndex, Mapping[CitationRef, Cited]],
     support: Support,
     position: int,
 ) -> SupportResult:
     """Rule 6b for one cited unit: its text (hidden tokens already out) against the texts of its
     resolved refs only, so words only a hidden source supports find nothing to match."""
-    result = check_support(
-        text,
-        [texts[r] for r in cited],
-        index,
-        words_accuse=unit.kind is not UnitKind.PROPOSAL,
-    )
+    index, texts = reading
+    result = check_cited(text, cited, texts, index, words_accuse=unit.kind is not UnitKind.PROPOSAL)
     support.of_unit[position] = result
     rank = _SUPPORT_RANK[result.level]
     of_ref = support.of_ref

@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
-from typing import NamedTuple
+from itertools import compress
+from typing import NamedTuple, cast
 
 from worker.core.evidence import CitationRef
 
@@ -49,6 +50,7 @@ __all__ = [
     "SourceText",
     "SupportLevel",
     "SupportResult",
+    "check_cited",
     "check_support",
 ]
 
@@ -173,17 +175,31 @@ _YEAR_AFTER_RE = re.compile(r"(?:st|nd|rd|th)?,?\s+(\d{4})\b")
 _DIGIT_RE = re.compile(r"\d")
 #: A number as spelled, without what may surround it.
 _SPELLING_RE = re.compile(r"\d(?:[\d.,:]*\d)?")
+#: The same for ASCII text (faster: a byte class, not the Unicode digits).
+_ASCII_SPELLING_RE = re.compile(r"[0-9](?:[0-9.,:]*[0-9])?")
 #: A digit glued to a suffix that changes its value or kind (``4.2B``, ``3rd``, ``12k``, ``5%``).
 _SUFFIXED_RE = re.compile(r"\d[^\W\d_%]|\d\s?%")
+#: For ASCII text, ``_SPELLING_RE`` and ``_SUFFIXED_RE`` in one scan: every spelling, with the
+#: suffix glued to it if any (a suffix always follows a spelling's last digit), so a suffixed
+#: number is spelled alike in no source.
+_SPELLING_SUFFIXED_RE = re.compile(
+    r"[0-9](?:[0-9.,:]*[0-9])?(?:[A-Za-z]|[ \t\n\r\f\v\x1c-\x1f]?%)?"
+)
 #: Words that scale the number before them.
 _MAGNITUDES = frozenset({"thousand", "million", "billion", "trillion", "bn", "mn", "mio", "tn"})
 _DIGITS = frozenset("0123456789")
+#: Words that make a unit's numbers more than plain (a date's month, a magnitude).
+_PLAIN_NOT = frozenset(_MONTHS) | _MAGNITUDES
 #: Punctuation to spaces, so ``str.split`` gives the words: hyphens and apostrophes split too
 #: (``connection-pool`` is ``connection pool``, ``Aurora's`` is ``aurora s``).
 _PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 _SPACES = str.maketrans(dict.fromkeys(_PUNCTUATION + "‘’“”–—…•·", " "))
 #: The same for ASCII text, as a byte table (``bytes.translate`` is ~10x ``str.translate``).
 _ASCII_SPACES = bytes(32 if chr(b) in _PUNCTUATION else b for b in range(256))
+#: The same, case-folded too (ASCII ``casefold`` is ``lower``): a unit's words in one pass.
+_ASCII_FOLD = bytes(
+    32 if chr(b) in _PUNCTUATION else ord(chr(b).lower()) if b < 128 else b for b in range(256)
+)
 _LIST_NUMBER_RE = re.compile(r"\s*\(?\d{1,3}[.)]\s")
 _NEGATIONS = frozenset(
     {"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot",
@@ -243,7 +259,8 @@ def _read(text: str, stems: dict[str, str], *, unit: bool, numbers_later: bool =
     index reads them (:meth:`SourceIndex.with_numbers`) once some unit needs them."""
     if "[" in text:
         text = _TOKEN_RE.sub(" ", text)
-    if not text.isascii():
+    ascii_text = text.isascii()
+    if not ascii_text:
         text = unicodedata.normalize("NFKC", text)
     numbers: dict[str, str] = {}
     bare: set[str] = set()
@@ -254,7 +271,8 @@ def _read(text: str, stems: dict[str, str], *, unit: bool, numbers_later: bool =
     spellings: frozenset[str] = frozenset()
     pending: str | None = None
     if _DIGIT_RE.search(text) is not None:
-        spellings = frozenset(_SPELLING_RE.findall(text))
+        spelling = _ASCII_SPELLING_RE if ascii_text else _SPELLING_RE
+        spellings = frozenset(spelling.findall(text))
         months = not raw.isdisjoint(_MONTHS)
         if numbers_later or (
             unit and not months and raw.isdisjoint(_MAGNITUDES) and not _SUFFIXED_RE.search(text)
@@ -275,8 +293,12 @@ def _read(text: str, stems: dict[str, str], *, unit: bool, numbers_later: bool =
         for run in _CJK_RE.findall(folded):
             raw.update([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
     get = stems.get
-    # A word led by a digit is a number or its suffix (``4.2B`` splits to ``4`` and ``2b``).
-    words = {w if w in _KEEP else get(w) or _remember(stems, w) for w in raw if w[0] not in _DIGITS}
+    # By the memo in C; a word it does not have yet is stemmed (a word led by a digit is a
+    # number or its suffix, ``4.2B`` splits to ``4`` and ``2b``: ``""``, no word).
+    words = set(map(get, raw))
+    if None in words:
+        words = {get(w) or _remember(stems, w) for w in raw}
+    words.discard("")
     return _new(
         _Read,
         (
@@ -326,11 +348,22 @@ def _split(folded: str) -> list[str]:
 
 #: Words never stemmed (a stem would make them another word's).
 _KEEP = frozenset({"news", "series", "species", "gas", "bus", "less", "us"})
+#: What a batch's stem memo starts from: a stop word is no word (``""``), and neither is a word
+#: led by a digit once read (``_remember``); a word never stemmed is its own stem.
+_FIRST_STEMS = {**{w: w for w in _KEEP}, **dict.fromkeys(_STOP, "")}
 
 
 def _remember(stems: dict[str, str], word: str) -> str:
-    stem = stems[word] = _stem(word)
+    """``word``'s stem, memoised (``""`` for a word led by a digit: a number, no word)."""
+    stem = stems[word] = "" if word[0] in _DIGITS else _stem(word)
     return stem
+
+
+_SUPPORTED, _WEAK, _UNSUPPORTED = (
+    SupportLevel.SUPPORTED,
+    SupportLevel.WEAK,
+    SupportLevel.UNSUPPORTED,
+)
 
 
 def _number_key(
@@ -411,16 +444,26 @@ class SourceIndex:
         self._read: dict[str, _Read] = {}
         #: Sources whose number values were read too (a unit needed them).
         self._numbers: dict[str, _Read] = {}
-        #: Word -> stem, for every word read with this index (units' words too).
-        self.stems: dict[str, str] = {}
+        #: Word -> stem, for every word read with this index (units' words too); words never
+        #: stemmed are their own.
+        self.stems: dict[str, str] = dict(_FIRST_STEMS)
 
     def read(self, text: str) -> _Read:
         """The source ``text`` read (once per index): its words, negation and number spellings;
         its number values only if already read (:meth:`with_numbers`)."""
-        found = self._numbers.get(text) or self._read.get(text)
+        found = self._read.get(text)
         if found is None:
             found = self._read[text] = _read(text, self.stems, unit=False, numbers_later=True)
         return found
+
+    def cited(self, texts: Mapping[CitationRef, str]) -> dict[CitationRef, Cited]:
+        """Each ref of ``texts`` whose text has words, with that text read (for
+        :func:`check_cited`: one draft's sources, read once for all its units)."""
+        return {
+            ref: (_new(SourceText, (ref, text)), self.read(text))
+            for ref, text in texts.items()
+            if text and not text.isspace()
+        }
 
     def with_numbers(self, text: str) -> _Read:
         """The source ``text`` read with its number values (once per index)."""
@@ -451,8 +494,191 @@ def check_support(
     if not texts:
         return SupportResult(SupportLevel.UNCHECKED, 0.0, (), (), None)
     index = index if index is not None else SourceIndex()
-    unit = _read(unit_text, index.stems, unit=True)
-    read = [index.read(s.text) for s in texts]
+    return _check(unit_text, texts, [index.read(s.text) for s in texts], index, words_accuse)
+
+
+#: A cited source with words, and its reading (``SourceIndex.cited``).
+Cited = tuple[SourceText, _Read]
+
+
+def check_cited(
+    unit_text: str,
+    refs: Sequence[CitationRef],
+    cited: Mapping[CitationRef, Cited],
+    index: SourceIndex,
+    *,
+    words_accuse: bool = True,
+) -> SupportResult:
+    """``check_support`` of ``unit_text`` against the sources of ``refs``, read once for the
+    draft (``cited``: :meth:`SourceIndex.cited` of its refs' texts; a ref without one has no
+    text with words)."""
+    pairs = [cited[r] for r in refs if r in cited]
+    if not pairs:
+        return SupportResult(SupportLevel.UNCHECKED, 0.0, (), (), None)
+    texts, read = zip(*pairs, strict=True)
+    return _check(unit_text, texts, read, index, words_accuse)
+
+
+def _check(
+    unit_text: str,
+    texts: Sequence[SourceText],
+    read: Sequence[_Read],
+    index: SourceIndex,
+    words_accuse: bool,
+) -> SupportResult:
+    """``check_support`` of ``unit_text`` against ``texts`` (none blank) and their ``read``."""
+    text = _TOKEN_RE.sub(" ", unit_text) if "[" in unit_text else unit_text
+    if text.isascii():
+        return _check_ascii(text, texts, read, index, words_accuse)
+    return _check_read(_read(unit_text, index.stems, unit=True), texts, read, index, words_accuse)
+
+
+def _check_ascii(
+    text: str,
+    texts: Sequence[SourceText],
+    read: Sequence[_Read],
+    index: SourceIndex,
+    words_accuse: bool,
+) -> SupportResult:
+    """``check_support`` of an ASCII unit (tokens already out): what ``_read`` and
+    ``_check_read`` make of it, without the unit's ``_Read``: C-level set operations on its
+    words (``map`` over the batch's stem memo), a Python step only to stem a word the batch has
+    not seen yet."""
+    data = text.encode("ascii")
+    tokens = data.translate(_ASCII_FOLD).decode("ascii").split()
+    if len(data.translate(None, b"0123456789")) == len(data):  # no digit: no number
+        missing_numbers: tuple[str, ...] = ()
+    elif not _PLAIN_NOT.isdisjoint(tokens) or not _spelled_alike(
+        _SPELLING_SUFFIXED_RE.findall(text), read
+    ):
+        missing_numbers = _unit_numbers(text, set(tokens), texts, read, index)
+    else:  # plain numbers, each spelled the same in some source: each is that source's value
+        missing_numbers = ()
+    stems = index.stems
+    get = stems.get
+    # Each word's stem by the memo, in C (a stop word, a number: ``""``); a word the batch has
+    # not read yet is stemmed.
+    memoised = set(map(get, tokens))
+    words = {_stem_of(stems, w) for w in tokens} if None in memoised else cast("set[str]", memoised)
+    words.discard("")
+    total = len(words)
+    if len(read) == 1:
+        first = read[0]
+        missing = words - first.words
+        best_ref = texts[0].ref
+        negation_flip = not first.negates and not _NEGATIONS.isdisjoint(tokens)
+    else:
+        best_ref, best = texts[0].ref, -1
+        found: set[str] = set()
+        for source, r in zip(texts, read, strict=True):
+            hits = words & r.words
+            found |= hits
+            if len(hits) > best:
+                best_ref, best = source.ref, len(hits)
+        missing = words - found
+        negation_flip = not _NEGATIONS.isdisjoint(tokens) and not any(r.negates for r in read)
+    if missing:
+        missing_words = _spell_missing(missing, tokens, get)
+        missed = len(missing)
+        share = (total - missed) / total
+    else:
+        missing_words = ()
+        missed = 0
+        share = 1.0
+    # A short unit is accused on words only when none of them is in a source: ``Entry`` beside
+    # ``entered`` is, a hidden source's lone word beside a visible citation is too.
+    if missing_numbers or negation_flip:
+        level = _UNSUPPORTED
+    elif share >= WEAK_BELOW:
+        level = _SUPPORTED
+    elif (
+        share < UNSUPPORTED_BELOW
+        and words_accuse
+        and (total >= MIN_WORDS_TO_ACCUSE or missed == total)
+    ):
+        level = _UNSUPPORTED
+    else:
+        level = _WEAK
+    return _new(
+        SupportResult,
+        (
+            level,
+            round(share, 3) if missed else 1.0,
+            missing_numbers,
+            missing_words,
+            best_ref,
+            negation_flip,
+        ),
+    )
+
+
+def _spell_missing(
+    missing: set[str], tokens: list[str], get: Callable[[str], str | None]
+) -> tuple[str, ...]:
+    """``_spelled`` for an ASCII unit: its tokens whose stem is missing, in the order it writes
+    them (each once): its content words by their stems, and a stop word spelled like a missing
+    stem (``will`` of ``wills``)."""
+    distinct = list(dict.fromkeys(tokens))
+    spelled = list(compress(distinct, map(missing.__contains__, map(get, distinct))))
+    stop = missing.intersection(tokens)
+    stop.intersection_update(_STOP)
+    if stop:
+        spelled.extend(stop)
+        spelled.sort(key=tokens.index)
+    return tuple(spelled)
+
+
+def _stem_of(stems: dict[str, str], word: str) -> str:
+    """``word``'s stem from the memo, or read and remembered (``""``: no word)."""
+    stem = stems.get(word)
+    return _remember(stems, word) if stem is None else stem
+
+
+def _spelled_alike(spellings: list[str], read: Sequence[_Read]) -> bool:
+    """Whether each of a unit's number ``spellings`` is spelled the same in some source (a
+    suffix glued to a digit, ``b`` of ``4.2b``, is in none)."""
+    if read[0].spellings.issuperset(spellings):
+        return True
+    return len(read) > 1 and all(any(n in r.spellings for r in read) for n in spellings)
+
+
+def _unit_numbers(
+    text: str,
+    raw: set[str],
+    texts: Sequence[SourceText],
+    read: Sequence[_Read],
+    index: SourceIndex,
+) -> tuple[str, ...]:
+    """The numbers of a unit with digits that no source has (``_read`` and ``_check_read``'s
+    numbers, for an ASCII unit)."""
+    months = not raw.isdisjoint(_MONTHS)
+    numbers: dict[str, str] = {}
+    scaled_bare: dict[str, set[str]] = {}
+    if not months and raw.isdisjoint(_MAGNITUDES) and not _SUFFIXED_RE.search(text):
+        # Plain numbers only: when every one is spelled the same in some source, each is that
+        # source's value; otherwise read them as values.
+        spellings = _SPELLING_RE.findall(text)
+        if len(read) == 1:
+            if read[0].spellings.issuperset(spellings):
+                return ()
+        elif all(any(n in r.spellings for r in read) for n in spellings):
+            return ()
+        _read_numbers(text, True, False, numbers, set(), scaled_bare)
+    else:
+        _read_numbers(text, True, months, numbers, set(), scaled_bare)
+        if not numbers:
+            return ()
+    return _missing_numbers(numbers, scaled_bare, [index.with_numbers(s.text) for s in texts])
+
+
+def _check_read(
+    unit: _Read,
+    texts: Sequence[SourceText],
+    read: Sequence[_Read],
+    index: SourceIndex,
+    words_accuse: bool,
+) -> SupportResult:
+    """``check_support`` of a unit read by ``_read`` (any text: NFKC, CJK bigrams)."""
     if unit.pending is not None:
         # Plain numbers only (no month, magnitude or suffix): when every one is spelled the same
         # in some source, each is that source's value; otherwise read them as values.
@@ -465,12 +691,13 @@ def check_support(
         else:
             _read_numbers(unit.pending, True, False, unit.numbers, set(), unit.scaled_bare)
             valued = [index.with_numbers(s.text) for s in texts]
-            missing_numbers = _missing_numbers(unit, valued)
+            missing_numbers = _missing_numbers(unit.numbers, unit.scaled_bare, valued)
     elif unit.numbers:
-        missing_numbers = _missing_numbers(unit, [index.with_numbers(s.text) for s in texts])
+        missing_numbers = _missing_numbers(
+            unit.numbers, unit.scaled_bare, [index.with_numbers(s.text) for s in texts]
+        )
     else:
         missing_numbers = ()
-    total = len(unit.words)
     best_ref, best = texts[0].ref, -1
     found: set[str] = set()
     for source, r in zip(texts, read, strict=True):
@@ -480,11 +707,33 @@ def check_support(
             best_ref, best = source.ref, len(hits)
     missing = unit.words - found
     missing_words = _spelled(unit.tokens, missing, index.stems) if missing else ()
-    score = 1.0 if total == 0 else (total - len(missing)) / total
     negation_flip = unit.negates and not any(r.negates for r in read)
+    return _level(
+        len(unit.words),
+        len(missing),
+        missing_numbers,
+        missing_words,
+        best_ref,
+        negation_flip,
+        words_accuse,
+    )
+
+
+def _level(  # noqa: PLR0917 -- the parts of a result
+    total: int,
+    missed: int,
+    missing_numbers: tuple[str, ...],
+    missing_words: tuple[str, ...],
+    best_ref: CitationRef,
+    negation_flip: bool,
+    words_accuse: bool,
+) -> SupportResult:
+    """The verdict from what was found: ``total`` content words, ``missed`` of them in no
+    source."""
+    score = 1.0 if total == 0 else (total - missed) / total
     # A short unit is accused on words only when none of them is in a source: ``Entry`` beside
     # ``entered`` is, a hidden source's lone word beside a visible citation is too.
-    accuse = words_accuse and (total >= MIN_WORDS_TO_ACCUSE or (total > 0 and not found))
+    accuse = words_accuse and (total >= MIN_WORDS_TO_ACCUSE or (total > 0 and missed == total))
     if missing_numbers or negation_flip or (accuse and score < UNSUPPORTED_BELOW):
         level = SupportLevel.UNSUPPORTED
     elif score < WEAK_BELOW:
@@ -501,20 +750,22 @@ def _spelled(tokens: Sequence[str], missing: set[str], stems: Mapping[str, str])
     """The unit's own spelling of its missing stems, in the order it writes them (each once)."""
     out: dict[str, None] = {}
     for word in tokens:
-        if stems.get(word, word) in missing:
+        if (stems.get(word) or word) in missing:  # a stop word or a number: as it is spelled
             out.setdefault(word, None)
     if len(out) < len(missing):  # CJK bigrams: their own spelling
-        spelled = {stems.get(w, w) for w in out}
+        spelled = {stems.get(w) or w for w in out}
         out.update(dict.fromkeys(sorted(missing - spelled)))
     return tuple(out)
 
 
-def _missing_numbers(unit: _Read, read: Sequence[_Read]) -> tuple[str, ...]:
+def _missing_numbers(
+    numbers: Mapping[str, str], scaled_bare: Mapping[str, set[str]], read: Sequence[_Read]
+) -> tuple[str, ...]:
     """The unit's numbers no source has (as values), as the unit spells them."""
-    plain_of = {key: plain for plain, keys in unit.scaled_bare.items() for key in keys}
+    plain_of = {key: plain for plain, keys in scaled_bare.items() for key in keys}
     return tuple(
         spelled
-        for key, spelled in unit.numbers.items()
+        for key, spelled in numbers.items()
         if not _number_found(key, plain_of.get(key), read)
     )
 
