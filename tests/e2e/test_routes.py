@@ -330,6 +330,31 @@ async def test_hidden_document_is_redacted_everywhere(
     }
 
 
+#: Shapes a hand-written reader once read differently from the renderer. In each, the sentence
+#: with the hidden document's words is its own unit (cmark-gfm's reading), so u-cy gets it hedged.
+RENDERER_SHAPES = {
+    "fence_in_quote": f"> ```\n> code\n\n{HIDDEN_SENTENCE} [DOC-9002].",
+    "setext_after_quote": f"> {HIDDEN_SENTENCE} [DOC-9002].\n---",
+    "pipeless_table": f"Metric | Value\n--- | ---\n{HIDDEN_SENTENCE} [DOC-9002] | 3",
+    "cjk": f"Latency rose after the deploy [OBS-1001]。{HIDDEN_SENTENCE}[DOC-9002]。",
+    "abbreviation": f"{HIDDEN_SENTENCE} in the U.S. [DOC-9002] Latency rose [OBS-1001].",
+    "question_in_parentheses": f"{HIDDEN_SENTENCE} (in May?) [DOC-9002].",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(RENDERER_SHAPES))
+async def test_hidden_only_words_never_ride_a_markdown_shape(bus: Bus, shape: str) -> None:
+    turn = unique_id(f"t-shape-{shape}")
+    markdown = f"Latency rose after the deploy [OBS-1001].\n\n{RENDERER_SHAPES[shape]}"
+    await bus.send(draft(turn, answer(markdown), **CY))
+    (rec,) = await only_on(bus, turn, "validated")
+    msg = rec.json()
+    assert "hedged" in [c["grounding_status"] for c in msg["claims"]], msg["claims"]
+    blob = rec.value.decode() + repr(rec.headers)
+    for needle in ("9002", "refunds tripled", "retried captures", DOC_9002_TITLE):
+        assert needle not in blob, (shape, needle)
+
+
 async def test_two_principals_never_see_each_others_sources(bus: Bus) -> None:
     output = answer(
         "Latency rose [OBS-1001]. EU refunds rose [OBS-1002]. Initech slipped [OBS-1003]. "

@@ -2,9 +2,11 @@
 
 Random Markdown answers are built from pieces whose fate is known up front: paragraphs, list
 items, table rows, backtick lines that are not fences (all claim units), headings, table header
-rows and fenced code (exempt positions, contract v3 rule 7), and now and then a look-alike of a
-hidden token. Every piece carries a unique marker word. For each reader, over every message a
-reader or the agent sees:
+rows and fenced code (exempt positions, contract v3 rule 7), the shapes a hand-written reader
+once read differently from the renderer (fences in containers, setext after a quote, tables
+without pipes, CJK stops, questions in parentheses, abbreviations, run-in labels), and now and
+then a look-alike of a hidden token. Every piece carries a unique marker word. For each reader,
+over every message a reader or the agent sees:
 
 - no token of an id hidden from that reader, no citation look-alike at all, and no hidden id's
   digits in any Unicode form (NFKC), nor a hidden source's title or text;
@@ -68,7 +70,19 @@ SECRETS = {
 REFS = [OBS_A, OBS_B, DOC_SHARED, DOC_ALICE, DOC_BOB, OBS_REVOKED, EVT_BOB, DOC_ELSEWHERE]
 UNIT_KINDS = ("paragraph", "item", "ticks", "two_groups")
 EXEMPT_KINDS = ("heading", "table", "code")
-KINDS = (*UNIT_KINDS, *EXEMPT_KINDS)
+#: Shapes a hand-written reader once read differently from the renderer; each piece's own
+#: sentence is hidden-only-or-not on its own, beside a visible sentence or container.
+RENDERER_KINDS = (
+    "quote_fence",  # a fence opened in a block quote ends with the quote
+    "item_fence",  # a fence opened in a list item ends with the item
+    "setext_quote",  # `> claim` then `---`: a quote and a rule, not a heading
+    "pipeless_table",  # a GFM table without leading pipes: one unit per row
+    "cjk",  # CJK stops end sentences
+    "paren_question",  # a question inside parentheses does not exempt the sentence
+    "abbreviation",  # a token after `U.S.` ends the sentence it closes
+    "run_in_label",  # a bold run-in label belongs to the sentence after it
+)
+KINDS = (*UNIT_KINDS, *RENDERER_KINDS, *EXEMPT_KINDS)
 LOOKALIKE_FORMS = (
     "[{k}-{d}]",  # replaced below by the look-alike forms (this one is the real token)
     "[{k}-{w}]",
@@ -77,6 +91,9 @@ LOOKALIKE_FORMS = (
     "\\[{k}-{i}\\]",
     "[{lk}-{i}]",
     "[{k}-{i}\u200b]",
+    "[{k}-*{i}*]",  # emphasis inside a token
+    "[{k}-`{i}`]",  # a code span inside a token
+    "[\u202e{k}-{i}]",  # a bidi control inside a token
 )
 
 
@@ -114,6 +131,26 @@ def render(pieces: list[tuple[str, list[CitationRef]]]) -> tuple[str, dict[str, 
             blocks.append(f"{marker} is a fact {token(OBS_A)} and so is this {cites}.")
         elif kind == "heading":
             blocks.append(f"## {marker} heading {cites}")
+        elif kind == "quote_fence":
+            blocks.append(f"> ```\n> code\n\n{marker} is priced at 4.2B {cites}.")
+        elif kind == "item_fence":
+            blocks.append(f"1. ```\n   code\n\n{marker} is priced at 4.2B {cites}.")
+        elif kind == "setext_quote":
+            blocks.append(f"> {marker} is a fact {cites}.\n---")
+        elif kind == "pipeless_table":
+            blocks.append(
+                f"Name | Value\n--- | ---\n{marker} fact {cites} | 4\nRow{n}x | 5 [OBS-81001]"
+            )
+        elif kind == "cjk":
+            blocks.append(f"极光进入了走廊{token(OBS_A)}。{marker}是事实{cites}。")
+        elif kind == "paren_question":
+            blocks.append(f"{marker} is priced at 4.2B (closing in May?) {cites}.")
+        elif kind == "abbreviation":
+            blocks.append(
+                f"Aurora entered the U.S. {token(OBS_A)} Then {marker} is a fact {cites}."
+            )
+        elif kind == "run_in_label":
+            blocks.append(f"**Core idea.** {marker} is a fact {cites}.")
         else:
             blocks.append(f"```text\n{marker} code {cites}\n```")
     return "\n\n".join(blocks), markers
@@ -170,13 +207,20 @@ def test_no_hidden_id_and_no_hedged_words_reach_either_reader(
                 assert secret not in s
         blob = "\n".join(strings)
         for marker, (kind, refs) in markers.items():
-            supported = kind == "two_groups" or any(
+            supported = kind in {"two_groups", "cjk", "abbreviation"} or any(
                 r not in hidden and r != DOC_ELSEWHERE for r in refs
             )
             hidden_only = bool(refs) and set(refs) <= hidden
-            if kind in UNIT_KINDS and refs and not supported and set(refs) & hidden:
+            if (
+                kind in UNIT_KINDS + RENDERER_KINDS
+                and refs
+                and not supported
+                and set(refs) & hidden
+            ):
                 assert marker not in blob, (principal.user_id, marker, markdown)
-            if kind == "two_groups" and hidden_only:  # its own group is hidden-only
+            if (
+                kind in (*RENDERER_KINDS, "two_groups") and hidden_only
+            ):  # its own group is hidden-only
                 assert marker not in blob, (principal.user_id, marker, markdown)
             if kind in EXEMPT_KINDS and hidden_only:  # a header, heading or code line (rule 5)
                 assert marker not in blob, (principal.user_id, marker, markdown)
