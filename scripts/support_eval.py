@@ -26,8 +26,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from worker.core.contract import SupportLevel
 from worker.core.evidence import CitationRef, EvidenceKind
-from worker.core.support import SourceText, SupportLevel, check_support
+from worker.core.support import SourceText, check_support
 
 DEFAULT = Path(__file__).resolve().parents[1] / "tests" / "data" / "support" / "claims.jsonl"
 _WORD = re.compile(r"\w+")

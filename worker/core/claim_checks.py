@@ -42,15 +42,16 @@ import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
-from enum import StrEnum
 from functools import cached_property
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
+from worker.core.contract import Disposition
 from worker.core.dot_paths import DotPath
 from worker.core.failures import Failure, FailureCode
+from worker.core.messages import ClaimCheckOut
 from worker.core.redaction import remove_all_tokens
 from worker.core.wire import wire
 
@@ -59,16 +60,6 @@ DETAIL_VALUE_CHARS = 200
 _UNKNOWN = "unknown"
 _MISSING: Any = object()
 _SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-class Disposition(StrEnum):
-    """What the check concluded about one declared claim, in the contract's order."""
-
-    OMITTED = "omitted"
-    UNCOLLECTED = "uncollected"
-    ADVISORY = "advisory"
-    SUPPORTED = "supported"
-    CONTRADICTED = "contradicted"
 
 
 # --- the policy's declarations and the envelope's facts ----------------------------------------
@@ -168,19 +159,6 @@ class ClaimCheck(NamedTuple):
     superseded: bool = False
     #: The settling fact, when there is one (only the regenerate request's detail names it).
     settled: Fact | None = None
-
-
-class ClaimCheckOut(BaseModel):
-    """``claim_checks[]`` of a grounded answer and a ledger batch: one per declared claim."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    answer_field: str
-    #: Absent when the claim takes its entity from the output and the output names none.
-    entity: str | None = None
-    field: str
-    disposition: Disposition
-    superseded: Literal[True] | None = None
 
 
 def _shown(entity: str) -> str:

@@ -77,6 +77,28 @@ DEFAULT_TOPICS: dict[TopicRole, str] = {
 }
 
 
+# --- what a unit's check concluded (contract rules 6b and 7b) ---------------------------------
+
+
+class SupportLevel(StrEnum):
+    """How well a cited unit's visible sources support it (contract rule 6b)."""
+
+    SUPPORTED = "supported"
+    WEAK = "weak"
+    UNSUPPORTED = "unsupported"
+    UNCHECKED = "unchecked"
+
+
+class Disposition(StrEnum):
+    """What the check concluded about one declared claim, in the contract's order."""
+
+    OMITTED = "omitted"
+    UNCOLLECTED = "uncollected"
+    ADVISORY = "advisory"
+    SUPPORTED = "supported"
+    CONTRADICTED = "contradicted"
+
+
 # --- dead-letter headers (contract §7) -----------------------------------------------------------
 ORIGINAL_TOPIC = "dlq.original.topic"
 ORIGINAL_PARTITION = "dlq.original.partition"

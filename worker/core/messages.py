@@ -29,12 +29,10 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from worker.core.claim_checks import ClaimCheckOut
-from worker.core.contract import LedgerOutcome
+from worker.core.contract import Disposition, LedgerOutcome, SupportLevel
 from worker.core.evidence import EvidenceKind, Principal, QuoteCheck, Resolution
 from worker.core.failures import Failure, FailureCode
 from worker.core.outputs import DraftKind
-from worker.core.support import SupportLevel
 
 _T = TypeVar("_T")
 MAX_REASONS = 50
@@ -49,6 +47,19 @@ class CitationKey(_Message):
 
     kind: EvidenceKind
     id: int = Field(ge=0)
+
+
+class ClaimCheckOut(BaseModel):
+    """``claim_checks[]`` of a grounded answer and a ledger batch: one per declared claim."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    answer_field: str
+    #: Absent when the claim takes its entity from the output and the output names none.
+    entity: str | None = None
+    field: str
+    disposition: Disposition
+    superseded: Literal[True] | None = None
 
 
 class GroundingStatus(StrEnum):

@@ -36,10 +36,10 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
-from enum import StrEnum
 from itertools import compress
 from typing import NamedTuple, cast
 
+from worker.core.contract import SupportLevel
 from worker.core.evidence import CitationRef
 
 __all__ = [
@@ -62,15 +62,6 @@ WEAK_BELOW = 0.6
 #: begins`` beside ``loitered`` is ``weak``. A unit none of whose words is in a source is
 #: ``unsupported`` whatever its length.
 MIN_WORDS_TO_ACCUSE = 3
-
-
-class SupportLevel(StrEnum):
-    """How well a cited unit's visible sources support it (contract rule 6b)."""
-
-    SUPPORTED = "supported"
-    WEAK = "weak"
-    UNSUPPORTED = "unsupported"
-    UNCHECKED = "unchecked"
 
 
 class SourceText(NamedTuple):

@@ -26,12 +26,12 @@ from pydantic import ValidationError
 from worker.core.claim_checks import (
     ClaimCheck,
     DeclaredClaim,
-    Disposition,
     Fact,
     canonical_decimal,
     check_claims,
     claim_equals,
 )
+from worker.core.contract import Disposition
 from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
 from worker.core.failures import FailureCode
 from worker.core.messages import GroundedAnswer, LedgerBatch, RegenerateRequest

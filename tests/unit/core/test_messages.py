@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from worker.core.claim_checks import ClaimCheck, ClaimCheckOut
+from worker.core.claim_checks import ClaimCheck
 from worker.core.contract import LedgerOutcome
 from worker.core.evidence import CitationRef, EvidenceKind, Principal, QuoteCheck, Resolution
 from worker.core.failures import Failure, FailureCode
@@ -22,6 +22,7 @@ from worker.core.messages import (
     MAX_REASONS,
     CitationKey,
     CitationOut,
+    ClaimCheckOut,
     ClaimOut,
     CouldNotGround,
     GroundingStatus,

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from worker.core.contract import SupportLevel
 from worker.core.evidence import CitationRef, EvidenceKind
 from worker.core.support import (
     SourceIndex,
     SourceText,
-    SupportLevel,
     check_support,
 )
 

@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from worker.core import support
+from worker.core.contract import SupportLevel
 from worker.core.evidence import CitationRef, EvidenceKind
 from worker.core.support import (
     SourceIndex,
     SourceText,
-    SupportLevel,
     SupportResult,
     check_cited,
     check_support,
