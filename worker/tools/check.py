@@ -32,10 +32,10 @@ from typing import Any, NamedTuple
 
 from worker.core.claim_checks import claim_checks_wire
 from worker.core.claims import ClaimUnit, UnitKind
-from worker.core.contract import Outcome, TopicRole
+from worker.core.contract import ErrorClass, Outcome, TopicRole
 from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceRecord, Resolution
-from worker.core.grounding import Judgement, admit_draft, judge
+from worker.core.grounding import Admitted, Judgement, admit_draft, judge
 from worker.core.json_text import dumps_json, loads_json
 from worker.core.policy import PolicyBook
 from worker.core.ports import EvidenceStore
@@ -217,18 +217,49 @@ async def check(
     max_bytes: int,
     show_messages: bool = False,
 ) -> dict[str, Any]:
-    """The verdict on one draft (store faults propagate: the caller exits 3)."""
-    key, value = to_record(request)
-    parsed = parse_envelope(key, value, max_bytes=max_bytes)
-    if isinstance(parsed, EnvelopeRejection):
-        return dead_letter_report(parsed)
-    draft = parsed
-    if request.attempt is not None:
-        draft = draft.model_copy(update={"attempt": request.attempt})
-    admitted = admit_draft(draft, policies)
+    """The verdict on one draft (store faults propagate: the caller exits 3).
+
+    Any other exception is a bug the worker would dead-letter as ``internal_error`` (naming the
+    exception's class only, as it does), and so does ``check``: never a traceback.
+    """
+    try:
+        key, value = to_record(request)
+        parsed = parse_envelope(key, value, max_bytes=max_bytes)
+        if isinstance(parsed, EnvelopeRejection):
+            return dead_letter_report(parsed)
+        draft = parsed
+        if request.attempt is not None:
+            draft = draft.model_copy(update={"attempt": request.attempt})
+        admitted = admit_draft(draft, policies)
+    except Exception as exc:  # noqa: BLE001 - the worker's _classify catches the same
+        return _internal_error(exc)
     found: Mapping[CitationRef, EvidenceRecord] = {}
     if admitted.refs:
         found = await evidence.fetch(admitted.tenant_id, admitted.refs)
+    try:
+        return _judged(request, admitted, found, now, show_messages=show_messages)
+    except Exception as exc:  # noqa: BLE001 - the worker's _route catches the same
+        return _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> dict[str, Any]:
+    """The report of a draft the worker would dead-letter as ``internal_error``."""
+    rejection = EnvelopeRejection(
+        ErrorClass.INTERNAL_ERROR, f"internal error: {type(exc).__name__}"
+    )
+    return dead_letter_report(rejection)
+
+
+def _judged(
+    request: CheckRequest,
+    admitted: Admitted,
+    found: Mapping[CitationRef, EvidenceRecord],
+    now: datetime,
+    *,
+    show_messages: bool,
+) -> dict[str, Any]:
+    """``judge`` and the report, for an admitted draft and what the store returned."""
+    draft = admitted.draft
     state = _regenerating(draft, admitted.policy.version) if request.after_regeneration else None
     judgement = judge(admitted, state, found, now, retention_s=None)
     messages = None
