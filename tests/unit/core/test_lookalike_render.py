@@ -22,7 +22,14 @@ from hypothesis import strategies as st
 
 from worker.core.citations import scan_tokens
 from worker.core.evidence import CitationRef, EvidenceKind
-from worker.core.lookalikes import _OTHER_STARTS, BRACKET_LIKE, _fold, lookalike_spans
+from worker.core.lookalikes import (
+    _CLOSE_NAMES,
+    _OPEN_NAMES,
+    _OTHER_STARTS,
+    BRACKET_LIKE,
+    _fold,
+    lookalike_spans,
+)
 from worker.core.redaction import remove_tokens, without_lookalikes
 from worker.core.turns import Decision
 
@@ -238,3 +245,15 @@ def test_every_character_that_folds_to_a_bracket_is_known() -> None:
             assert c in opens, hex(cp)
         if "[" in folded or "]" in folded:
             assert c in brackets, hex(cp)
+
+
+def test_every_entity_that_spells_a_bracket_is_known() -> None:
+    """The C-level searches know the HTML5 entities that spell a bracket by name."""
+    from html.entities import html5  # noqa: PLC0415 - this test only
+
+    opens = {k[:-1] for k, v in html5.items() if k.endswith(";") and "[" in _fold(v)}
+    closes = {k[:-1] for k, v in html5.items() if k.endswith(";") and "]" in _fold(v)}
+    assert opens == set(_OPEN_NAMES.split("|"))
+    assert closes == set(_CLOSE_NAMES.split("|"))
+    # Without a semicolon no name spells one (only legacy names like ``&amp`` may omit it).
+    assert not [k for k, v in html5.items() if not k.endswith(";") and "[" in _fold(v)]
