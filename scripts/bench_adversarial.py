@@ -11,12 +11,15 @@ MiB (1 MiB is the default limit, ``GW_MAX_DRAFT_BYTES``; never over it). Each dr
 run, with the evidence from an in-memory corpus; its CPU time (``time.process_time``) is printed
 with the seconds per MiB (flat across sizes when linear) and, as the same-run baseline, how many
 times the JSON decode of the same bytes (``orjson.loads``) it costs. Exits 1 when any draft
-takes over ``--limit`` seconds of CPU. Not a test: timings depend on the machine.
+takes over ``--limit`` seconds of CPU. ``--gc paused`` decides as the worker does a batch, with
+the collector paused (its passes over a heap of many small objects grow with the draft). Not a
+test: timings depend on the machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import sys
 import time
@@ -100,6 +103,22 @@ def fences() -> Iterator[str]:
         yield "`" * (width % 200 + 3) + "\n~~~ a [OBS-1].\n"
 
 
+def pipe_rows() -> Iterator[str]:
+    """Lines of pipes with no delimiter row: no table, each line a sentence-less paragraph."""
+    while True:
+        yield "| a |\n"
+
+
+def indented_code() -> Iterator[str]:
+    while True:
+        yield "    a.\n"
+
+
+def html_blocks() -> Iterator[str]:
+    while True:
+        yield "<div>\na. [OBS-1]\n"
+
+
 def nested_lists() -> Iterator[str]:
     while True:
         yield "- " * 500 + "Aurora waited near buoy 7 [OBS-1].\n"
@@ -143,6 +162,9 @@ SHAPES: dict[str, Callable[[], Iterator[str]]] = {
     "open-parens": open_parens,
     "list-markers": list_markers,
     "fences": fences,
+    "pipe-rows": pipe_rows,
+    "indented-code": indented_code,
+    "html-blocks": html_blocks,
     "nested-lists": nested_lists,
     "nested-quotes": nested_quotes,
     "indented-lists": indented_lists,
@@ -204,7 +226,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="0.25,0.5,1", help="draft sizes in MiB")
     parser.add_argument("--shapes", default=",".join(SHAPES), help="which shapes")
     parser.add_argument("--limit", type=float, default=1.0, help="CPU seconds allowed per draft")
+    parser.add_argument(
+        "--gc",
+        choices=("on", "paused"),
+        default="on",
+        help="on: CPython's collector as is, as check runs (default); paused: the heap frozen "
+        "and no collection while a draft is decided, as the worker decides a batch",
+    )
     args = parser.parse_args(argv)
+    if args.gc == "paused":
+        gc.collect()
+        gc.freeze()
     sizes = [float(s) for s in args.sizes.split(",")]
     shapes = args.shapes.split(",")
     records = corpus()
@@ -215,7 +247,10 @@ def main(argv: list[str] | None = None) -> int:
             value = draft(SHAPES[name], min(int(mib * MIB), MAX_BYTES))
             size = len(value) / MIB
             decode, _ = cpu(lambda v=value: orjson.loads(v))
+            if args.gc == "paused":
+                gc.disable()
             seconds, outcome = cpu(lambda v=value: decide(v, records))
+            gc.enable()
             ratio = seconds / decode if decode > 0 else float("inf")
             print(
                 f"{name:18} {size:6.3f} {outcome!s:>34} {seconds:8.3f} {seconds / size:8.3f}"
@@ -224,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             worst = max(worst, (seconds, name, size))
     seconds, name, size = worst
-    print(f"max: {seconds:.3f} s ({name}, {size:.3f} MiB); limit {args.limit:.1f} s")
+    print(f"max: {seconds:.3f} s ({name}, {size:.3f} MiB); limit {args.limit:.1f} s; gc {args.gc}")
     return 1 if seconds > args.limit else 0
 
 

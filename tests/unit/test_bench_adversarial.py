@@ -36,9 +36,13 @@ def test_the_table_has_a_row_per_shape_and_size_then_the_max() -> None:
     for i, m in enumerate(parsed):  # each draft as large as whole pieces allow, never over
         assert m is not None
         assert 0 < float(m["mib"]) <= float(sizes[i % len(sizes)])
-    worst = max(parsed, key=lambda m: float(m["cpu"]) if m else 0.0)
-    assert worst is not None
-    assert last == (f"max: {worst['cpu']} s ({worst['shape']}, {worst['mib']} MiB); limit 1000.0 s")
+    top = max(float(m["cpu"]) for m in parsed if m)
+    worst = [
+        f"{m['cpu']} s ({m['shape']}, {m['mib']} MiB)"
+        for m in parsed
+        if m and float(m["cpu"]) == top
+    ]
+    assert last.removeprefix("max: ").removesuffix("; limit 1000.0 s; gc on") in worst
 
 
 def test_it_fails_when_a_draft_takes_longer_than_the_limit() -> None:
@@ -50,4 +54,4 @@ def test_it_fails_when_a_draft_takes_longer_than_the_limit() -> None:
         timeout=300,
     )
     assert done.returncode == 1, done.stdout
-    assert done.stdout.splitlines()[-1].endswith("limit 0.0 s")
+    assert done.stdout.splitlines()[-1].endswith("limit 0.0 s; gc on")
