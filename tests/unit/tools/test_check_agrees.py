@@ -298,6 +298,10 @@ def published_reasons(report: dict[str, Any]) -> list[tuple[str, str | None]]:
     "output": {"answer_markdown": f"Latency rose [OBS-{HUGE}].",
                "citations": [{"kind": "OBS", "id": HUGE}]},
 }).encode())  # fmt: skip
+@example(json.dumps({
+    "schema_version": 1, "draft_id": "d", "turn_id": "t", "attempt": HUGE, "tenant_id": "acme",
+    "principal": {"user_id": "u-ana"}, "kind": "answer", "output": "no JSON here",
+}).encode())  # fmt: skip  # its log line once raised under JSON logging: internal_error
 def test_check_and_the_worker_agree_on_every_draft(value: bytes) -> None:
     worker = worker_verdict(value)
     checked = check_verdict(value)
