@@ -21,6 +21,9 @@ Decisions:
   otherwise the report has no ``claim_checks`` at all, as the messages have none.
 - Exit codes: 0 grounded; 1 regenerate or could-not-ground; 2 unusable input (unreadable file,
   a dead-letter class, bad options); 3 the evidence stores could not be asked.
+- A bug on a draft (any exception but a store fault) is what the worker makes of it: the dead
+  letter ``internal_error`` naming the exception's class, never a traceback (one could quote
+  draft text).
 """
 
 from __future__ import annotations
