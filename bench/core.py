@@ -164,19 +164,20 @@ def typical_proposal() -> dict[str, Any]:
     }
 
 
-#: Ten declared claims over a proposal's typed fields (the entity taken from the output or fixed);
-#: never its prose (``summary``, ``grounding.reasoning``: refused at load, rule 7b).
+#: Ten declared claims over a proposal's typed fields (the entity taken from the output or fixed),
+#: as (answer field, fact field); never its prose nor an object holding it (``summary``,
+#: ``grounding.reasoning``, ``grounding``: refused at load, rule 7b).
 CLAIM_FIELDS = (
-    "patch.flag",
-    "patch.reason",
-    "patch.entity_id",
-    "confidence",
-    "gate",
-    "auto_appliable",
-    "proposal_type",
-    "patch",
-    "grounding",
-    "grounding.observations",
+    ("patch.flag", "patch.flag"),
+    ("patch.reason", "patch.reason"),
+    ("patch.entity_id", "patch.entity_id"),
+    ("confidence", "confidence"),
+    ("gate", "gate"),
+    ("auto_appliable", "auto_appliable"),
+    ("proposal_type", "proposal_type"),
+    ("patch", "patch"),
+    ("grounding.observations", "grounding.observations"),
+    ("grounding.observations", "observed"),
 )
 TEN_CLAIMS = TenantPolicy(
     claims=tuple(
@@ -184,10 +185,10 @@ TEN_CLAIMS = TenantPolicy(
             {
                 "answer_field": path,
                 "entity": {"from": "patch.entity_id"} if path.startswith("patch") else "run",
-                "field": path,
+                "field": field,
             }
         )
-        for path in CLAIM_FIELDS
+        for path, field in CLAIM_FIELDS
     )
 )
 
@@ -196,17 +197,17 @@ def facts_for(output: dict[str, Any]) -> list[dict[str, Any]]:
     """Two facts per claimed field: an early value, and the settling one equal to the output's."""
     facts: list[dict[str, Any]] = []
     for iteration in (0, 1):
-        for path in CLAIM_FIELDS:
+        for path, field in CLAIM_FIELDS:
             node: Any = output
             for segment in path.split("."):
                 node = node.get(segment) if isinstance(node, dict) else None
             facts.append(
                 {
                     "entity": "vessel:aurora" if path.startswith("patch") else "run",
-                    "field": path,
+                    "field": field,
                     "value": node if iteration else "stale",
                     "tool_name": "lookup",
-                    "tool_call_id": f"call-{iteration}-{path}",
+                    "tool_call_id": f"call-{iteration}-{field}",
                     "iteration": iteration,
                     "measured_at": "2026-12-02T11:00:00Z",
                 }

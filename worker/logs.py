@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import json
 import logging
 import sys
 from types import TracebackType
@@ -120,8 +121,17 @@ class _LineWriter:
 
 
 def _orjson_lines(_: WrappedLogger, __: str, event: EventDict) -> str:
-    """One JSON object per line; what JSON cannot hold is written as its ``repr``."""
-    return orjson.dumps(event, default=repr, option=orjson.OPT_NON_STR_KEYS).decode()
+    """One JSON object per line; what JSON cannot hold is written as its ``repr``.
+
+    orjson refuses an integer beyond 64 bits (a draft's ``attempt`` may be one: the envelope
+    only asks for an integer >= 0) without asking ``default``; the standard library writes it.
+    A log line that raised would dead-letter the draft being routed (``internal_error``).
+    """
+    try:
+        return orjson.dumps(event, default=repr, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        plain = {str(k): v for k, v in event.items()}
+        return json.dumps(plain, default=repr, ensure_ascii=False)
 
 
 def configure_logging(

@@ -89,3 +89,14 @@ def test_warnings_and_exceptions_are_json_too(stream: io.StringIO) -> None:
     assert "something odd" in str(warn["event"])
     assert exc["logger"] == "mode.x"
     assert "ValueError: boom" in str(exc["exception"])
+
+
+def test_an_integer_beyond_64_bits_is_written_exactly(stream: io.StringIO) -> None:
+    """A draft may carry ``attempt`` past 2^63-1 (any integer >= 0 is valid): its
+    ``draft.routed`` line must be written, or the draft is dead-lettered ``internal_error``."""
+    huge = 10**400 + 7
+    structlog.get_logger("worker.test").info("draft.routed", attempt=huge, turn_id="t-1")
+    (doc,) = lines(stream)
+    assert doc["attempt"] == huge
+    assert doc["event"] == "draft.routed"
+    assert doc["service"] == "grounding-worker"

@@ -36,7 +36,7 @@ from worker.core.evidence import HIDDEN, CitationRef, EvidenceKind, Resolution
 from worker.core.failures import Failure, FailureCode
 from worker.core.messages import GroundingStatus
 from worker.core.policy import LostSupportPolicy, SupportPolicy, TenantPolicy
-from worker.core.redaction import remove_tokens, replace_spans
+from worker.core.redaction import remove_tokens, replace_spans, without_lookalikes
 from worker.core.support import (
     Cited,
     SourceIndex,
@@ -361,14 +361,23 @@ def _remove(text: str, hidden: _Hidden) -> str:
     grammar's matches (``findall``, texts only) say which texts occur. A text with leading
     zeros (``[DOC-009]``) is hidden when it is without them; an overlong id is never a hidden
     ref's (compared as text: never turned into an int).
+
+    What is left is rescanned for look-alikes when anything was cut or replaced (contract §3.5:
+    a removal never leaves one; ``without_lookalikes``).
     """
     if not hidden.texts or "[" not in text:
         return text
     words = _hidden_word_spans(text, hidden) if hidden.words is not None else None
     if words:
-        text = replace_spans(text, words)
-        if "[" not in text:
-            return text
+        return without_lookalikes(_remove_tokens(replace_spans(text, words), hidden))
+    cut = _remove_tokens(text, hidden)
+    return text if cut is text else without_lookalikes(cut)
+
+
+def _remove_tokens(text: str, hidden: _Hidden) -> str:
+    """``text`` without the tokens of ``hidden`` (itself when there are none)."""
+    if "[" not in text:
+        return text
     found = set(_find_tokens(text))
     hits = found & hidden.texts
     if "-0" in text:  # a token may have leading zeros
@@ -463,7 +472,7 @@ def redact_output(
             out[key] = value  # nothing hidden in it, nothing hedged or omitted
         elif key == "answer_markdown" and isinstance(value, str):
             if spans:
-                out[key] = _remove(replace_spans(value, sorted(spans)), hidden)
+                out[key] = without_lookalikes(_remove(replace_spans(value, sorted(spans)), hidden))
             else:
                 out[key] = _remove(value, hidden)
         elif key == "citations" and isinstance(value, list):

@@ -3,7 +3,8 @@
 Decided in ``docs/decisions.md``: every segment must be a field of some agent-output schema, and a
 path never passes through an array (``claims.text`` is refused: which item would it mean?). Nor
 may it name a prose field of contract rule 7 (``answer_markdown``, a report's ``title``, a
-proposal's ``summary``, ``grounding.reasoning``; the others sit in arrays): prose is read as
+proposal's ``summary``, ``grounding.reasoning``; the others sit in arrays), nor an object that
+holds one (``grounding``, compared or shown whole with its ``reasoning``): prose is read as
 claim units, hedged and redacted, and a typed claim that reads it would compare, or echo as its
 entity, words a reader may not be shown (rule 7b).
 """
@@ -58,6 +59,12 @@ def path_problem(path: str) -> str | None:
         return "a dot path of identifiers (letters, digits, _), e.g. patch.flag"
     if path in PROSE_PATHS:
         return f"{path} is prose (contract rule 7): a typed claim names a structured field"
+    holds = sorted(p for p in PROSE_PATHS if p.startswith(path + "."))
+    if holds:  # compared or shown whole, the object would carry its prose along
+        return (
+            f"{path} holds prose ({', '.join(holds)}, contract rule 7):"
+            " a typed claim names a structured field"
+        )
     segments = path.split(".")
     current = list(_ROOTS)
     for i, segment in enumerate(segments):

@@ -1,7 +1,8 @@
 """Untrusted JSON read the way the core needs it (the draft envelope, dead letters on replay).
 
 orjson on the fast path. orjson reads integers beyond 64 bits as floats, which would turn
-a huge (dangling) id into a non-id, so input with a run of 20+ digits, and input orjson refuses,
+a huge (dangling) id into a non-id, so input with a run of 20+ digits (19 after a minus sign:
+below -2^63), and input orjson refuses,
 goes to the standard library parser with hooks: an integer of more than 1,000 digits or a
 non-finite number becomes an opaque marker that fails any typed field (``schema_invalid`` inside
 ``output``); JSON nested beyond what a parser can take has its too-deep containers replaced by
@@ -24,6 +25,8 @@ _MAX_INT_DIGITS = 1000
 #: where a ``[0-9]{20}`` pattern tried a match at every byte (~9 ns a byte).
 _DIGITS_AS_NUL = bytes.maketrans(b"0123456789", b"\0" * 10)
 _TWENTY_NULS = b"\0" * 20
+#: orjson reads a 19-digit integer below -2^63 as a float too: those take the slow path as well.
+_MINUS_NINETEEN_NULS = b"-" + b"\0" * 19
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
@@ -96,7 +99,8 @@ def loads_json(data: bytes) -> Any:
     """Parse UTF-8 JSON as the core needs it; ``ValueError`` when it is not valid JSON."""
     text = data.decode("utf-8")
     # A raw NUL byte is no valid JSON: a false alarm here only takes the slow path.
-    if _TWENTY_NULS not in data.translate(_DIGITS_AS_NUL):
+    digits = data.translate(_DIGITS_AS_NUL)
+    if _TWENTY_NULS not in digits and _MINUS_NINETEEN_NULS not in digits:
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:

@@ -26,7 +26,9 @@ output's own extraction (a store's title, the agent's quote as published, a raw 
 naming a value): it keeps only the tokens of refs the caller names visible, and removes every
 citation look-alike (``worker.core.lookalikes``). A removal joins the text around it, and the
 junction guard may leave ``[DOC- 5]``, itself a look-alike, so the removal is repeated until the
-text is clean; past ``_MAX_PASSES`` (only crafted nesting gets there) every bracket goes.
+text is clean; past ``_MAX_PASSES`` (only crafted nesting gets there) every bracket goes. The
+same holds for every other removal from a published string (``remove_tokens``, and the
+output's redaction in ``claim_status``): ``without_lookalikes`` rescans what a removal left.
 """
 
 from __future__ import annotations
@@ -35,12 +37,12 @@ from collections.abc import Container, Sequence
 
 from worker.core.citations import TOKEN_RE, scan_tokens
 from worker.core.evidence import CitationRef
-from worker.core.lookalikes import lookalike_spans
+from worker.core.lookalikes import BRACKET_LIKE, lookalike_spans
 
 _HSPACE = " \t"
 _CLOSING = ".,;:!?)"
 _MAX_PASSES = 4
-_NO_BRACKETS = str.maketrans(dict.fromkeys("[]［］【】〔〕〖〗〘〙〚〛⟦⟧⁅⁆❲❳⦋⦌⦍⦎⦏⦐⟬⟭⟮⟯⸢⸣⸤⸥﹇﹈&\\"))
+_NO_BRACKETS = str.maketrans(dict.fromkeys(BRACKET_LIKE + "&\\"))
 
 
 def redact_text(text: str, visible: Container[CitationRef]) -> str:
@@ -65,7 +67,29 @@ def _redact_passes(text: str, visible: Container[CitationRef]) -> str:
         if not cuts:
             return text
         text = replace_spans(text, [(s, e, "") for s, e in _union(cuts)])
-    return text.translate(_NO_BRACKETS)
+    return _last_resort(text, visible)
+
+
+def _last_resort(text: str, visible: Container[CitationRef]) -> str:
+    """Past ``_MAX_PASSES``: the text if clean, else without anything that can make a bracket."""
+    clean = not lookalike_spans(text) and all(_kept(t.ref, visible) for t in scan_tokens(text))
+    return text if clean else text.translate(_NO_BRACKETS)
+
+
+def without_lookalikes(text: str) -> str:
+    """``text`` with every citation look-alike removed, its own tokens kept (contract §3.5).
+
+    For a string that was clean and lost something: a removal joins the text around it, which
+    can leave a look-alike (``[[DOC-9]DOC-9]`` without ``[DOC-9]`` is ``[ DOC-9]``), and removing
+    that can leave another; so it repeats, ``_MAX_PASSES`` times at most (one per level of
+    crafted nesting), then every bracket goes. Each pass is linear, so the whole is.
+    """
+    for _ in range(_MAX_PASSES):
+        spans = lookalike_spans(text)
+        if not spans:
+            return text
+        text = replace_spans(text, [(s, e, "") for s, e in spans])
+    return text if not lookalike_spans(text) else text.translate(_NO_BRACKETS)
 
 
 def _kept(ref: CitationRef | None, visible: Container[CitationRef]) -> bool:
@@ -88,13 +112,14 @@ def remove_tokens(
     hidden: Container[CitationRef],
     tokens: Sequence[tuple[CitationRef | None, int, int]] | None = None,
 ) -> str:
-    """``text`` without the tokens of ``hidden`` refs; no new token is ever formed.
+    """``text`` without the tokens of ``hidden`` refs; no new token is ever formed, and no
+    look-alike is left (``without_lookalikes``).
 
     ``tokens``: the tokens of ``text`` (``RawToken``/``TokenMatch``) when the caller has them.
     """
     found = scan_tokens(text) if tokens is None else tokens
     cuts = [(t[1], t[2], "") for t in found if _hidden(t[0], hidden)]
-    return replace_spans(text, cuts) if cuts else text
+    return without_lookalikes(replace_spans(text, cuts)) if cuts else text
 
 
 def _hidden(ref: CitationRef | None, hidden: Container[CitationRef]) -> bool:

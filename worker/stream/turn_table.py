@@ -22,6 +22,7 @@ from faust.stores.rocksdb import Store as RocksDBStore
 from rocksdict import WriteBatch
 
 from worker.core.deadline_index import DeadlineIndex
+from worker.core.json_text import loads_json
 from worker.core.turns import TurnState
 from worker.stream.faust_internals import RocksPartitions
 from worker.stream.ports import StoredTurn
@@ -85,7 +86,7 @@ def _unframed(data: bytes) -> dict[str, Any]:
     """The head of a framed value with the state's JSON texts put back in its ``s``."""
     size = int.from_bytes(data[:_HEAD_LENGTH_BYTES], "big")
     at = _HEAD_LENGTH_BYTES + size
-    doc = orjson.loads(data[_HEAD_LENGTH_BYTES:at])
+    doc = loads_json(data[_HEAD_LENGTH_BYTES:at])  # an attempt may exceed 64 bits
     fields = doc["s"]
     for name, length in zip(_RAW_FIELDS, doc["n"], strict=True):
         if length >= 0:
@@ -102,9 +103,9 @@ def decode_turn(raw: bytes) -> StoredTurn:
     head = raw[:1]
     if head == LZ4:
         data = bytes(cramjam.lz4.decompress_block(raw[1:]))
-        doc = orjson.loads(data) if data[:1] == b"{" else _unframed(data)
+        doc = loads_json(data) if data[:1] == b"{" else _unframed(data)
     else:
-        doc = orjson.loads(zlib.decompress(raw[1:]) if head == ZLIB else raw)
+        doc = loads_json(zlib.decompress(raw[1:]) if head == ZLIB else raw)
     return StoredTurn(state=TurnState.model_validate(doc["s"]), partition=int(doc["p"]))
 
 

@@ -22,6 +22,9 @@ Decisions:
   otherwise the report has no ``claim_checks`` at all, as the messages have none.
 - Exit codes: 0 grounded; 1 regenerate or could-not-ground; 2 unusable input (unreadable file,
   a dead-letter class, bad options); 3 the evidence stores could not be asked.
+- A bug on a draft (any exception but a store fault) is what the worker makes of it: the dead
+  letter ``internal_error`` naming the exception's class, never a traceback (one could quote
+  draft text).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from typing import Any, NamedTuple
 from worker.core.batch import BatchPlan, BatchRules, decide_batch, plan_batch
 from worker.core.claim_checks import claim_checks_wire
 from worker.core.claims import ClaimUnit, UnitKind
-from worker.core.contract import DEFAULT_TOPICS, Outcome, TopicRole
+from worker.core.contract import DEFAULT_TOPICS, ErrorClass, Outcome, TopicRole
 from worker.core.envelope import EnvelopeRejection
 from worker.core.evidence import HIDDEN, CitationRef, EvidenceRecord, Resolution
 from worker.core.grounding import Judgement
@@ -208,12 +211,20 @@ async def check(
     max_bytes: int,
     show_messages: bool = False,
 ) -> dict[str, Any]:
-    """The verdict on one draft (store faults propagate: the caller exits 3)."""
+    """The verdict on one draft (store faults propagate: the caller exits 3).
+
+    Any other exception is a bug the worker would dead-letter as ``internal_error`` (naming the
+    exception's class only, as it does), and so does ``check``: never a traceback. The core's
+    batch door already routes a record whose planning or decision raised that way.
+    """
     key, value = to_record(request)
     record = Incoming(DEFAULT_TOPICS[TopicRole.DRAFTS], 0, 0, 0, key, value, ())
     plan = plan_batch([record], policies, max_bytes=max_bytes)
     if request.attempt is not None:
-        plan = BatchPlan(tuple(p.with_attempt(request.attempt, policies) for p in plan.records))
+        try:
+            plan = BatchPlan(tuple(p.with_attempt(request.attempt, policies) for p in plan.records))
+        except Exception as exc:  # noqa: BLE001 - the batch door catches the same
+            return _internal_error(exc)
     found: dict[str, Mapping[CitationRef, EvidenceRecord]] = {}
     for tenant, refs in plan.wanted.items():
         found[tenant] = await evidence.fetch(tenant, refs)
@@ -225,8 +236,6 @@ async def check(
             draft, admitted.policy.version, PREVIOUS_DRAFT
         )
     (route,) = decide_batch(plan, found, states, now, _RULES).routes
-    if route.error is not None:
-        raise route.error
     if route.dead_letter is not None:
         return dead_letter_report(route.dead_letter)
     judgement = route.judgement
@@ -245,6 +254,14 @@ async def check(
         state="regenerating" if request.after_regeneration else "open",
         messages=messages,
     )
+
+
+def _internal_error(exc: Exception) -> dict[str, Any]:
+    """The report of a draft the worker would dead-letter as ``internal_error``."""
+    rejection = EnvelopeRejection(
+        ErrorClass.INTERNAL_ERROR, f"internal error: {type(exc).__name__}"
+    )
+    return dead_letter_report(rejection)
 
 
 def _claim_check_lines(result: dict[str, Any]) -> list[str]:

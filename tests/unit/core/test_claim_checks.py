@@ -296,6 +296,8 @@ def test_a_path_that_meets_a_non_object_is_omitted() -> None:
         ("title", "title is prose"),
         ("summary", "summary is prose"),
         ("grounding.reasoning", "grounding.reasoning is prose"),
+        # An object holding prose would be compared, or shown as the entity, whole.
+        ("grounding", r"grounding holds prose \(grounding.reasoning"),
     ],
 )
 def test_a_dot_path_through_an_array_or_to_no_field_is_refused_at_load(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from worker.core.json_text import _DIGITS_AS_NUL, _TWENTY_NULS, loads_json
@@ -29,6 +29,9 @@ def test_the_digit_run_check_never_misses_a_run_and_agrees_without_nul_bytes(dat
 
 
 @given(st.integers(min_value=-(2**90), max_value=2**90))
+@example(-(2**63) - 1)  # 19 digits below -2^63: orjson reads it as a float
+@example(-(10**19) + 1)
+@example(2**64 - 1)
 def test_every_integer_is_read_exactly(n: int) -> None:
     assert loads_json(b'{"id": %d}' % n) == {"id": n}
     assert type(loads_json(b"[%d]" % n)[0]) is int

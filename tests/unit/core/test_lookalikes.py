@@ -7,20 +7,24 @@ never miss a look-alike the plain per-string scan finds.
 
 from __future__ import annotations
 
+import json
+import re
+
 import orjson
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from worker.core.evidence import CitationRef, EvidenceKind
-from worker.core.lookalikes import json_may_hold, lookalike_spans
+from worker.core.lookalikes import _OTHER_STARTS, _match_at, json_may_hold, lookalike_spans
 from worker.core.redaction import _redact_passes, redact_text
 
 PIECES = [
     "a", "DOC", "doc", "OBS", "EVT", "-", "–", "7", "３", " ", "\n", "\t", "\r", "\\", "\\[",
     "\\]", "\\u005b", "\\n", "[", "]", "［", "］", "【", "】", "&#91;", "&#93;", "&lsqb;", "&",
     "\u200b", "О", '"', "/", "\b", "\f", "\u0001", "[DOC-5]", "[OBS-12]", "[DOC-", "x",
-    "*", "_", "~", "`", "> ", "\n> ",
+    "*", "_", "~", "`", "> ", "\n> ", "<b>", "</b>", "<!-- -->", "\u3164", "Ö", "\u202e",
+    "\u2066", "ᴅ", "︗", "\\\n",
 ]  # fmt: skip
 TEXT = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
 VISIBLE = frozenset({CitationRef(EvidenceKind.OBS, 12)})
@@ -74,3 +78,45 @@ def test_inline_markdown_inside_a_token_is_still_a_lookalike(text: str) -> None:
 )
 def test_markdown_around_or_beside_a_token_is_no_lookalike(text: str) -> None:
     assert lookalike_spans(text) == []
+
+
+FAST_PIECES = [
+    "[", "]", "DOC", "doc", "D", "O", "C", "OBS", "EVT", "E", "v", "t", "-", "5", "0", "*", "_",
+    "~", "`", ">", " ", "\n", "\r", "\t", "\x0b", "\x1c", "a", "x", ".", "&#91;", "&lsqb;", "\\[",
+    "\\u005b", "<b>", "é", "【", "】", "\u200b", "[DOC-5]", "&#93;", "&rsqb;", "\\]", "&#8203;",
+    "&amp;", "<!-- -->", "</b>", "\\u005d", "ᴅ", "５", "\u3000", "&#x5B;", "\\\n", "🄪",
+    "\u1680", "٣", "Ö", "\u0301", "\u2028", "\u3164", "【DOC", "[DOC-", "[ᴅᴏᴄ-", "4]",
+]  # fmt: skip
+_REAL_TOKEN = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]+\]")
+
+
+def _reference_spans(text: str) -> list[tuple[int, int]]:
+    """``lookalike_spans`` without its fast path: the automaton tried at every place a
+    look-alike may start (every ``[``, bracket look-alike, ``&`` and ``\\``)."""
+    spans: list[tuple[int, int]] = []
+    after = 0
+    for at, c in enumerate(text):
+        if at < after or c not in "[&\\" + _OTHER_STARTS or _REAL_TOKEN.match(text, at):
+            continue
+        end = _match_at(text, at, json=False)
+        if end is not None:
+            if text.startswith("\\[", at) and _REAL_TOKEN.fullmatch(text, at + 1, end):
+                continue
+            spans.append((at, end))
+            after = end
+    return spans
+
+
+@given(st.lists(st.sampled_from(FAST_PIECES), max_size=30).map("".join))
+@settings(max_examples=2000, deadline=None)
+@example("[DOC-\n> 5]")
+@example("[D*_O_C-5]")
+@example("[DOC_-5]")
+@example("[DOC*_-5]")
+@example("[DOC-5 5]")
+def test_the_fast_path_finds_what_the_automaton_finds(text: str) -> None:
+    """The C-level regexes (``_plain_patterns``) and the candidate filter change no answer."""
+    assert lookalike_spans(text) == _reference_spans(text)
+    if _reference_spans(text):
+        assert json_may_hold(orjson.dumps({"answer_markdown": text}))
+        assert json_may_hold(json.dumps({"answer_markdown": text}).encode())
