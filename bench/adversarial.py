@@ -30,9 +30,9 @@ from typing import Any
 
 import orjson
 
-from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
+from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
+from worker.core.claims.policy import PolicyBook
 from worker.core.grounding import Admitted, admit, judge
-from worker.core.policy import PolicyBook
 
 NOW = datetime(2026, 12, 2, 12, tzinfo=UTC)
 MIB = 1 << 20

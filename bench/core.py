@@ -48,18 +48,18 @@ from typing import Any
 
 import orjson
 
-from worker.core.claim_checks import DeclaredClaim
-from worker.core.envelope import Draft, parse_envelope
-from worker.core.evidence import (
+from worker.core.citations.evidence import (
     CitationRef,
     EvidenceKind,
     EvidenceRecord,
     Principal,
 )
-from worker.core.outputs import DraftKind
-from worker.core.policy import SupportPolicy, TenantPolicy
-from worker.core.support import SourceIndex
-from worker.core.turns import decide
+from worker.core.claims.policy import SupportPolicy, TenantPolicy
+from worker.core.claims.support import SourceIndex
+from worker.core.claims.typed import DeclaredClaim
+from worker.core.envelope.draft import Draft, parse_envelope
+from worker.core.outputs.validation import DraftKind
+from worker.core.turns.machine import decide
 from worker.core.verdict import evaluate, prepare
 
 NOW = datetime(2026, 12, 2, 12, tzinfo=UTC)

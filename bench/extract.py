@@ -16,11 +16,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from worker.core.citations import extract, find_tokens
-from worker.core.claim_status import _hidden, _remove
-from worker.core.evidence import CitationRef, EvidenceKind
-from worker.core.redaction import remove_all_tokens
-from worker.core.sentences import sentence_spans
+from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.citations.extraction import extract, find_tokens
+from worker.core.citations.redaction import remove_all_tokens
+from worker.core.claims.sentences import sentence_spans
+from worker.core.claims.status import _hidden, _remove
 
 MIB = 1 << 20
 PROSE = (

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.shapes import read
-from worker.core.records import OutRecord
+from worker.core.messages.records import OutRecord
 
 Template = Sequence[tuple[str, bytes]]
 
@@ -80,7 +80,7 @@ def run_faust(templates_path: Path) -> None:
     the same delivery of drafts as the worker it is compared with."""
     import faust  # noqa: PLC0415 - per mode
 
-    from worker.event_loop import use_event_loop, use_thread_switch_interval  # noqa: PLC0415
+    from worker.runtime.event_loop import use_event_loop, use_thread_switch_interval  # noqa: PLC0415
     from worker.settings import Settings  # noqa: PLC0415
     from worker.stream.app import (  # noqa: PLC0415
         _new_app,
@@ -239,7 +239,7 @@ def main(argv: list[str]) -> None:
     if mode == "faust":
         run_faust(templates)
     elif mode == "raw":
-        from worker.event_loop import use_event_loop  # noqa: PLC0415
+        from worker.runtime.event_loop import use_event_loop  # noqa: PLC0415
         from worker.settings import Settings  # noqa: PLC0415
 
         use_event_loop(Settings().event_loop)  # the worker's loop: the same transport underneath

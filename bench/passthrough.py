@@ -72,7 +72,7 @@ def run_faust(
     """A Faust app with the worker's settings and an agent that only forwards."""
     import faust  # noqa: PLC0415 - per mode
 
-    from worker.event_loop import use_event_loop, use_thread_switch_interval  # noqa: PLC0415
+    from worker.runtime.event_loop import use_event_loop, use_thread_switch_interval  # noqa: PLC0415
     from worker.settings import Settings  # noqa: PLC0415
     from worker.stream.faust_internals import InternalsApp  # noqa: PLC0415
 
@@ -126,7 +126,7 @@ def run_faust(
 def main(argv: list[str]) -> None:
     mode, src, dst, name, batch, wait = argv[:6]
     if mode == "raw":
-        from worker.event_loop import use_event_loop  # noqa: PLC0415
+        from worker.runtime.event_loop import use_event_loop  # noqa: PLC0415
         from worker.settings import Settings  # noqa: PLC0415
 
         use_event_loop(Settings().event_loop)  # the worker's loop: the same transport underneath

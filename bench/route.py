@@ -50,16 +50,16 @@ from aiokafka.producer.message_accumulator import BatchBuilder
 from bench import corpus as bench_corpus
 from bench import drafts as bench_drafts
 from worker.core import batch as core_batch
-from worker.core.envelope import EnvelopeRejection
-from worker.core.evidence import EvidenceKind, EvidenceRecord
+from worker.core.citations.evidence import EvidenceKind, EvidenceRecord
+from worker.core.claims.policy import PolicyBook
+from worker.core.envelope.draft import EnvelopeRejection
 from worker.core.grounding import admit, judge
-from worker.core.policy import PolicyBook
+from worker.core.messages.records import Incoming, OutRecord
 from worker.core.ports import InMemoryEvidenceStore
-from worker.core.turns import TurnState
+from worker.core.turns.machine import TurnState
 from worker.kafka.publisher import ProducerPublisher
-from worker.kafka.records import Incoming, OutRecord
-from worker.logs import configure_logging
-from worker.metrics import Metrics
+from worker.runtime.logs import configure_logging
+from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stores.rows import parse_document, parse_sql_row
 from worker.stream.app import PRODUCER_BATCH_BYTES as BATCH_BYTES

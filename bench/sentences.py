@@ -21,10 +21,10 @@ from datetime import UTC, datetime
 
 import orjson
 
-from worker.core.envelope import Draft, parse_envelope
-from worker.core.policy import TenantPolicy
-from worker.core.sentences import sentence_spans
-from worker.core.turns import decide
+from worker.core.claims.policy import TenantPolicy
+from worker.core.claims.sentences import sentence_spans
+from worker.core.envelope.draft import Draft, parse_envelope
+from worker.core.turns.machine import decide
 from worker.core.verdict import evaluate, prepare
 
 PROSE = (

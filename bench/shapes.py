@@ -24,12 +24,11 @@ import structlog.testing
 
 from bench import corpus as bench_corpus
 from bench import drafts as bench_drafts
-from worker.core.evidence import EvidenceKind, EvidenceRecord
-from worker.core.policy import PolicyBook
+from worker.core.citations.evidence import EvidenceKind, EvidenceRecord
+from worker.core.claims.policy import PolicyBook
+from worker.core.messages.records import Headers, Incoming, OutRecord
 from worker.core.ports import InMemoryEvidenceStore
-from worker.core.records import OutRecord
-from worker.kafka.records import Headers, Incoming
-from worker.metrics import Metrics
+from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stores.rows import parse_document, parse_sql_row
 from worker.stream.pipeline import BatchProcessor

@@ -16,11 +16,11 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from worker.core.claims.policy import PolicyBook
 from worker.core.contract import TopicRole
-from worker.core.envelope import EnvelopeRejection
+from worker.core.envelope.draft import EnvelopeRejection
 from worker.core.grounding import admit, judge
-from worker.core.policy import PolicyBook
-from worker.core.turns import Decision, on_deadline
+from worker.core.turns.machine import Decision, on_deadline
 from worker.tools.evidence_fixture import load_fixture
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,15 +17,15 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from worker.core.envelope import DraftEnvelopeWire
-from worker.core.messages import (
+from worker.core.claims.policy import PolicyBook
+from worker.core.envelope.draft import DraftEnvelopeWire
+from worker.core.messages.models import (
     CouldNotGround,
     GroundedAnswer,
     LedgerBatch,
     RegenerateRequest,
 )
-from worker.core.outputs import AnalystAnswer, Proposal, ReportDraft
-from worker.core.policy import PolicyBook
+from worker.core.outputs.validation import AnalystAnswer, Proposal, ReportDraft
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "schemas" / "json"

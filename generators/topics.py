@@ -16,7 +16,7 @@ from typing import Any
 
 from worker import __version__
 from worker.core.contract import ErrorClass, TopicRole
-from worker.kafka.control import ControlKind
+from worker.core.turns.control import ControlKind
 from worker.kafka.topic_specs import TopicSpec, topic_specs
 from worker.settings import Settings
 

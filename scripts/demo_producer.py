@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from worker.core.evidence import Principal, is_revoked, may_see
+from worker.core.citations.evidence import Principal, is_revoked, may_see
 from worker.settings import Settings
 from worker.stores.demo import load_corpus
 

@@ -4,7 +4,8 @@
     .venv/bin/python scripts/real_prose_artefacts.py [--code CHECKOUT] [--lang en|zh] [--list]
         [--sample] [--labels tests/data/real_prose/labels.json]
 
-Runs the claim units of ``worker.core.claims`` (of the checkout ``--code``, this one by default:
+Runs the claim units of ``worker.core.claims.units`` (of the checkout ``--code``, this one by
+default:
 point it at a worktree of another commit to measure that commit) over the public model answers of
 ``tests/data/real_prose/`` as uncited ``answer_markdown``, so every unit it lists is one the
 verdict would fail as ``uncited_claim``. Each unit gets a hint from simple detectors of the
@@ -64,7 +65,7 @@ _PAIRS = {"(": ")", "（": "）", "“": "”", "「": "」", "『": "』"}
 #: sentence units of each text read from stdin, one JSON list per line.
 _UNITS_IN_CHECKOUT = """
 import json, sys
-from worker.core.claims import claim_units
+from worker.core.claims.units import claim_units
 for line in sys.stdin:
     units = claim_units({"answer_markdown": json.loads(line)}, "answer")
     print(json.dumps([u.text for u in units], ensure_ascii=False))

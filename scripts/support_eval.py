@@ -8,7 +8,7 @@ label: ``supported``, ``partial`` (some of it is in the evidence, some is not) o
 (a changed number, entity or negation, or an unrelated source). Odd ids are the tuning half,
 even ids the held-out half; the figures that count are the held-out ones.
 
-Two measures, side by side: the worker's (``worker.core.support.check_support``: numbers as
+Two measures, side by side: the worker's (``worker.core.claims.support.check_support``: numbers as
 values, stemmed content words, negation) and a baseline of plain word overlap (the share of the
 claim's lower-cased words found in the evidence, its two thresholds chosen on the tuning half
 for the best F1 of ``unsupported`` at precision >= 0.9). Printed per half: precision and recall
@@ -26,9 +26,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.claims.support import SourceText, check_support
 from worker.core.contract import SupportLevel
-from worker.core.evidence import CitationRef, EvidenceKind
-from worker.core.support import SourceText, check_support
 
 DEFAULT = Path(__file__).resolve().parents[1] / "tests" / "data" / "support" / "claims.jsonl"
 _WORD = re.compile(r"\w+")

@@ -16,7 +16,7 @@ import typer
 
 from worker import __version__
 from worker.core.contract import ErrorClass
-from worker.core.output_schemas import DraftKind
+from worker.core.outputs.schemas import DraftKind
 from worker.settings import Settings, SettingsInvalidError, load_settings
 
 #: Exit code of a usage error, a bad setting included (as ``replay`` and ``check`` use it).
@@ -63,7 +63,8 @@ def _kafka_settings(command: str) -> Settings:
     as this process's clients will connect.
 
     A service that does not answer within ``GW_STARTUP_TIMEOUT_S`` ends the command with one
-    ``startup.gave_up`` log line and exit 3 (``worker/startup.py``). Wrong SASL credentials or an
+    ``startup.gave_up`` log line and exit 3 (``worker/runtime/startup.py``). Wrong SASL credentials
+    or an
     untrusted broker certificate end it with one line naming the settings to fix and exit 2,
     rather than clients retrying forever.
     """
@@ -81,9 +82,10 @@ def _kafka_settings(command: str) -> Settings:
 
 
 def _started(command: str, settings: Settings | None = None) -> Settings:
-    """The settings, once the services ``command`` needs answered (``worker/startup.py``)."""
-    from worker.logs import configure_logging
-    from worker.startup import EXIT_UNREACHABLE, DependencyUnreachableError, await_services
+    """The settings, once the services ``command`` needs answered
+    (``worker/runtime/startup.py``)."""
+    from worker.runtime.logs import configure_logging
+    from worker.runtime.startup import EXIT_UNREACHABLE, DependencyUnreachableError, await_services
 
     settings = settings or _settings()
     configure_logging(settings.log_level, json=settings.log_json)
@@ -103,7 +105,7 @@ def _lost(command: str) -> Iterator[None]:
     from pymongo.errors import ConnectionFailure
 
     from worker.faults import RetriableFault
-    from worker.startup import EXIT_UNREACHABLE, NEEDS
+    from worker.runtime.startup import EXIT_UNREACHABLE, NEEDS
 
     try:
         yield
@@ -118,7 +120,7 @@ def _gave_up(service: str, address: str, reason: str, waited_s: float | None) ->
     """The one line a command ends with when a service it needs does not answer."""
     import structlog
 
-    from worker.startup import EXIT_UNREACHABLE, SETTING
+    from worker.runtime.startup import EXIT_UNREACHABLE, SETTING
 
     structlog.get_logger("worker.startup").error(
         "startup.gave_up",
@@ -134,7 +136,7 @@ def _gave_up(service: str, address: str, reason: str, waited_s: float | None) ->
 @app.command()
 def run() -> None:
     """Run the worker: consume agent.drafts, publish verdicts, write the ledger."""
-    from worker.spans import SpansUnavailableError
+    from worker.runtime.spans import SpansUnavailableError
     from worker.stream.main import run_worker
 
     try:

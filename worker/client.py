@@ -43,7 +43,7 @@ from typing import Any, Literal, Self
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from worker.core.envelope import DraftEnvelopeWire
+from worker.core.envelope.draft import DraftEnvelopeWire
 from worker.settings import TopicNames
 
 Kind = Literal["answer", "proposal", "report"]

@@ -16,7 +16,8 @@
     │   ├── ToolUsageError              options or input of `check` or `replay`
     │   └── BatchInputError             a `check` batch that cannot be read
     └── GaveUpFault                 a command cannot go on: one line, exit 3 (or the draft waits)
-        ├── DependencyUnreachableError  a service did not answer at start (worker/startup.py)
+        ├── DependencyUnreachableError  a service did not answer at start
+        (worker/runtime/startup.py)
         ├── RetryBudgetExhaustedError   a retriable fault outlived its budget
         ├── ReplayFailedError           `replay` could not finish
         └── BatchStoresDownError        the stores failed during a `check` batch

@@ -257,7 +257,7 @@ class Settings(BaseSettings):
     )
     policy_file: Path | None = Field(
         default=None,
-        description="per-tenant policy book, JSON (`worker/core/policy.py`): hedge / omit / "
+        description="per-tenant policy book, JSON (`worker/core/claims/policy.py`): hedge / omit / "
         "refuse, hedge sentence, auto-apply threshold, regeneration deadline (default 120 s), "
         "support check enforce / advisory / off (default enforce), typed claims; "
         "unset: the default policy for every tenant",
@@ -334,7 +334,7 @@ class Settings(BaseSettings):
         le=0.1,
         description="how often the interpreter lock may pass between threads "
         "(sys.setswitchinterval; CPython's default is 0.005): Faust reads Kafka in a thread "
-        "of its own beside the one that decides batches (worker/event_loop.py)",
+        "of its own beside the one that decides batches (worker/runtime/event_loop.py)",
     )
 
     # --- replay ----------------------------------------------------------------------------------

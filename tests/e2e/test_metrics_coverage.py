@@ -24,7 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from generators import promql_names
 from harness import Bus, WorkerProcess, answer, draft, running, unique_id
-from worker.metrics import Metrics
+from worker.runtime.metrics import Metrics
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -90,10 +90,10 @@ async def metrics_text(
         # The lag gauge is set after a batch, or by the stall watchdog's next check (every
         # GW_STALL_CHECK_INTERVAL_S): wait for its first sample.
         deadline = time.monotonic() + 30
-        text = await worker.metrics()
+        text = await worker.runtime.metrics()
         while "grounding_consumer_lag{" not in text and time.monotonic() < deadline:
             await asyncio.sleep(0.5)
-            text = await worker.metrics()
+            text = await worker.runtime.metrics()
         yield text
 
 

@@ -22,9 +22,9 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.partitioner import murmur2
 
+from worker.core.messages.records import OutRecord
 from worker.faults import PoisonFault
 from worker.kafka.publisher import ProducerPublisher
-from worker.kafka.records import OutRecord
 from worker.settings import Settings
 from worker.stream.app import _new_app
 from worker.stream.faust_internals import aiokafka_producer

@@ -23,8 +23,8 @@ from typing import Any
 import orjson
 import pytest
 
+from worker.runtime.startup import EXIT_UNREACHABLE
 from worker.settings import Settings
-from worker.startup import EXIT_UNREACHABLE
 
 pytestmark = pytest.mark.integration
 

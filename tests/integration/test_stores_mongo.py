@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pymongo.asynchronous.database import AsyncDatabase
 
-from worker.core.evidence import (
+from worker.core.citations.evidence import (
     MAX_SOURCE_ID,
     CitationRef,
     EvidenceKind,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from worker.core.evidence import (
+from worker.core.citations.evidence import (
     MAX_SOURCE_ID,
     CitationRef,
     EvidenceKind,

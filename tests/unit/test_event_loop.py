@@ -1,4 +1,4 @@
-"""The process-wide runtime choices made at an entry point (worker/event_loop.py)."""
+"""The process-wide runtime choices made at an entry point (worker/runtime/event_loop.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from worker.event_loop import use_thread_switch_interval
+from worker.runtime.event_loop import use_thread_switch_interval
 from worker.settings import Settings
 
 

@@ -85,16 +85,14 @@ BEHIND_THE_DOOR = {
     "worker.core.grounding.admit",
     "worker.core.grounding.admit_draft",
     "worker.core.grounding.judge",
-    "worker.core.turns.decide",
-    "worker.core.turns.on_deadline",
-    "worker.core.turns.expired",
-    "worker.core.control.parse_control",
-    "worker.core.control.is_control",
-    "worker.kafka.control.parse_control",
-    "worker.kafka.control.is_control",
-    "worker.core.tracecontext.parse_traceparent",
+    "worker.core.turns.machine.decide",
+    "worker.core.turns.machine.on_deadline",
+    "worker.core.turns.machine.expired",
+    "worker.core.turns.control.parse_control",
+    "worker.core.turns.control.is_control",
+    "worker.core.messages.tracecontext.parse_traceparent",
     "worker.core.verdict.evaluate",
-    "worker.core.envelope.parse_envelope",
+    "worker.core.envelope.draft.parse_envelope",
 }
 
 
@@ -103,3 +101,45 @@ def test_the_shells_decide_a_batch_only_through_the_core_batch_door() -> None:
         imported = _imports(WORKER / shell)
         assert "worker.core.batch.decide_batch" in imported, shell
         assert sorted(imported & BEHIND_THE_DOOR) == [], shell
+
+
+# --- the core's packages ---------------------------------------------------------------------
+
+CORE = WORKER / "core"
+#: The core's packages and top modules, lowest first: each imports only those before it (the
+#: vocabulary and the one IO seam at the bottom, the batch's front door at the top).
+CORE_LAYERS = (
+    "contract",
+    "failures",
+    "citations",
+    "outputs",
+    "messages",
+    "ports",
+    "claims",
+    "envelope",
+    "verdict",
+    "turns",
+    "grounding",
+    "batch",
+)
+
+
+def _core_part(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["worker", "core"] else None
+
+
+def test_the_cores_packages_import_only_those_below_them() -> None:
+    found = {p.name.removesuffix(".py") for p in CORE.iterdir() if p.suffix == ".py" or p.is_dir()}
+    assert found - {"__init__", "__pycache__"} == set(CORE_LAYERS)
+    upward: dict[str, list[str]] = {}
+    for path in sorted(CORE.rglob("*.py")):
+        part = path.relative_to(CORE).parts[0].removesuffix(".py")
+        if part == "__init__":
+            continue
+        below = set(CORE_LAYERS[: CORE_LAYERS.index(part)])
+        for module in _imports(path):
+            target = _core_part(module)
+            if target is not None and target != part and target not in below:
+                upward.setdefault(str(path.relative_to(CORE)), []).append(module)
+    assert upward == {}

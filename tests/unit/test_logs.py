@@ -12,7 +12,7 @@ import pytest
 import structlog
 
 from worker import __version__
-from worker.logs import configure_logging, trace_scope
+from worker.runtime.logs import configure_logging, trace_scope
 
 TRACE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 

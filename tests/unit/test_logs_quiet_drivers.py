@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from worker.logs import configure_logging
+from worker.runtime.logs import configure_logging
 
 
 @pytest.mark.parametrize("name", ["pymongo", "pymongo.command", "pymongo.connection"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from worker.readiness import Readiness, StoreHealth, readiness
+from worker.runtime.readiness import Readiness, StoreHealth, readiness
 
 
 class Clock:

@@ -7,8 +7,15 @@ import asyncio
 import pytest
 from pydantic import SecretStr
 
+from worker.runtime.startup import (
+    NEEDS,
+    DependencyUnreachableError,
+    Service,
+    Waiting,
+    address,
+    wait_for,
+)
 from worker.settings import Settings
-from worker.startup import NEEDS, DependencyUnreachableError, Service, Waiting, address, wait_for
 
 
 class Clock:

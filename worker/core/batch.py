@@ -2,7 +2,7 @@
 
 A batch of ``agent.drafts`` records is decided in two pure steps around its IO:
 
-1. :func:`plan_batch` reads every record: a control record (``worker.core.control``), a record
+1. :func:`plan_batch` reads every record: a control record (``worker.core.turns.control``), a record
    to dead-letter (the envelope's rejection), or a draft admitted by ``worker.core.grounding``.
    The :class:`BatchPlan` names what the shell must read: the ids to look up per tenant
    (:attr:`BatchPlan.wanted`) and the turns whose state the batch needs
@@ -40,16 +40,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import NamedTuple
 
+from worker.core.citations.evidence import CitationRef, EvidenceRecord
+from worker.core.claims.policy import PolicyBook
+from worker.core.claims.support import SourceIndex
 from worker.core.contract import ErrorClass, Outcome, TopicRole
-from worker.core.control import Control, ControlKind, is_control, parse_control
-from worker.core.envelope import EnvelopeRejection
-from worker.core.evidence import CitationRef, EvidenceRecord
+from worker.core.envelope.draft import EnvelopeRejection
 from worker.core.grounding import Admitted, Judgement, admit, admit_draft, judge
-from worker.core.policy import PolicyBook
-from worker.core.records import Headers, Incoming, OutRecord, trace_headers
-from worker.core.support import SourceIndex
-from worker.core.tracecontext import parse_traceparent, with_parent
-from worker.core.turns import Decision, TurnPhase, TurnState, expired, on_deadline
+from worker.core.messages.records import Headers, Incoming, OutRecord, trace_headers
+from worker.core.messages.tracecontext import parse_traceparent, with_parent
+from worker.core.turns.control import Control, ControlKind, is_control, parse_control
+from worker.core.turns.machine import Decision, TurnPhase, TurnState, expired, on_deadline
 
 #: Why a tenant's drafts are dead-lettered: the class and the operator's message.
 Unavailable = tuple[ErrorClass, str]

@@ -26,14 +26,14 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import NamedTuple
 
-from worker.core.claim_status import UnitStatus, unit_status
-from worker.core.claims import ClaimUnit
+from worker.core.citations.evidence import CitationRef, EvidenceRecord, Resolution
+from worker.core.claims.policy import PolicyBook, TenantPolicy
+from worker.core.claims.status import UnitStatus, unit_status
+from worker.core.claims.support import SourceIndex
+from worker.core.claims.units import ClaimUnit
 from worker.core.contract import Outcome
-from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
-from worker.core.evidence import CitationRef, EvidenceRecord, Resolution
-from worker.core.policy import PolicyBook, TenantPolicy
-from worker.core.support import SourceIndex
-from worker.core.turns import Decision, TurnState, decide, expired
+from worker.core.envelope.draft import Draft, EnvelopeRejection, parse_envelope
+from worker.core.turns.machine import Decision, TurnState, decide, expired
 from worker.core.verdict import Evaluation, Prepared, evaluate, prepare
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Protocol
 
-from worker.core.evidence import CitationRef, EvidenceRecord
+from worker.core.citations.evidence import CitationRef, EvidenceRecord
 
 #: What a batch asks: per tenant, the refs its drafts cite.
 Wanted = Mapping[str, Collection[CitationRef]]

@@ -23,7 +23,7 @@ Decisions:
 - Failures are ordered by the contract's list of codes, then by position in the output.
 - ``agent_no_grounding`` (path ``no_grounding``) and ``unsupported_answer`` (path of the unit)
   are failures too; ``no_grounding``/``refused`` flags make the turn terminal at once (§3.8).
-- Typed claims (rule 7b, ``worker.core.claim_checks``) are checked only when the tenant declares
+- Typed claims (rule 7b, ``worker.core.claims.typed``) are checked only when the tenant declares
   some and the output validated: against the validated output before redaction (the values are
   compared, never published). A ``contradicted`` claim is ``contradicted_claim`` at its answer
   field, after every other failure.
@@ -38,13 +38,7 @@ from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from worker.core.canonical import Malformed, canonicalize
-from worker.core.citations import Tokens, cite, find_overlong_ids
-from worker.core.claim_checks import ClaimCheck, check_claims, contradictions
-from worker.core.claim_status import check_claim_units, hidden_places, redact_output
-from worker.core.claims import ClaimUnit, claim_units
-from worker.core.envelope import Draft
-from worker.core.evidence import (
+from worker.core.citations.evidence import (
     HIDDEN,
     MAX_SOURCE_ID,
     CitationRef,
@@ -54,15 +48,21 @@ from worker.core.evidence import (
     Resolution,
     resolve_all,
 )
+from worker.core.citations.extraction import Tokens, cite, find_overlong_ids
+from worker.core.citations.lookalikes import lookalike_paths
+from worker.core.citations.quotes import check_quotes
+from worker.core.citations.redaction import redact_text
+from worker.core.claims.policy import LostSupportPolicy, TenantPolicy
+from worker.core.claims.status import check_claim_units, hidden_places, redact_output
+from worker.core.claims.support import SourceIndex, SupportResult
+from worker.core.claims.typed import ClaimCheck, check_claims, contradictions
+from worker.core.claims.units import ClaimUnit, claim_units
+from worker.core.envelope.canonical import Malformed, canonicalize
+from worker.core.envelope.draft import Draft
 from worker.core.failures import Failure, FailureCode
-from worker.core.lookalikes import lookalike_paths
-from worker.core.messages import LedgerSupport
-from worker.core.outputs import SCHEMA_FIELDS, validate_output
-from worker.core.policy import LostSupportPolicy, TenantPolicy
-from worker.core.quotes import check_quotes
-from worker.core.redaction import redact_text
-from worker.core.support import SourceIndex, SupportResult
-from worker.core.wire import WireParts
+from worker.core.messages.models import LedgerSupport
+from worker.core.messages.wire import WireParts
+from worker.core.outputs.validation import SCHEMA_FIELDS, validate_output
 
 MAX_DISTINCT_CITATIONS = 1000
 _CODE_ORDER = {code: i for i, code in enumerate(FailureCode)}

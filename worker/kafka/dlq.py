@@ -23,7 +23,7 @@ from worker.core.contract import (
     ErrorClass,
     TopicRole,
 )
-from worker.kafka.records import Incoming, OutRecord
+from worker.core.messages.records import Incoming, OutRecord
 
 #: Dead-letter messages are for operators, but are still cut to keep headers small.
 MAX_MESSAGE_CHARS = 1000

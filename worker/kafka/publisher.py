@@ -20,8 +20,8 @@ from typing import Any
 from aiokafka.errors import KafkaError
 from aiokafka.partitioner import DefaultPartitioner
 
+from worker.core.messages.records import Headers, OutRecord
 from worker.faults import BrokerUnavailable, PoisonFault
-from worker.kafka.records import Headers, OutRecord
 
 #: Keys whose partition is remembered (per partition count) before the memo starts afresh.
 _PARTITION_MEMO_MAX = 1 << 16

@@ -1,8 +1,7 @@
-"""aiokafka's consumer records as the core's record values (``worker.core.records``).
+"""aiokafka's consumer records as the core's record values (``worker.core.messages.records``).
 
-The values themselves (:class:`Incoming`, :class:`OutRecord`, ``Headers``) are the core's, so the
-core can plan and decide a batch of them; this module is where a client's records become them,
-and where the tools that speak Kafka find them.
+The values themselves (:class:`Incoming`, ``OutRecord``, ``Headers``) are the core's, so the
+core can plan and decide a batch of them; this module is where a client's records become them.
 """
 
 from __future__ import annotations
@@ -10,25 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from worker.core.records import (
-    TRACE_HEADERS,
-    Headers,
-    Incoming,
-    OutRecord,
-    last_header,
-    trace_headers,
-)
+from worker.core.messages.records import Headers, Incoming
 
-__all__ = [
-    "TRACE_HEADERS",
-    "Headers",
-    "Incoming",
-    "OutRecord",
-    "from_consumer_record",
-    "last_header",
-    "normalize_headers",
-    "trace_headers",
-]
+__all__ = ["from_consumer_record", "normalize_headers"]
 
 
 def from_consumer_record(raw: Any) -> Incoming:

@@ -14,12 +14,12 @@ from typing import Any
 import structlog
 from aiokafka import AIOKafkaConsumer
 
-from worker.event_loop import use_event_loop
 from worker.kafka.access import client_security
 from worker.ledger.sink import LedgerSink
-from worker.logs import configure_logging
-from worker.metrics import Metrics
-from worker.metrics_server import serve_metrics
+from worker.runtime.event_loop import use_event_loop
+from worker.runtime.logs import configure_logging
+from worker.runtime.metrics import Metrics
+from worker.runtime.metrics_server import serve_metrics
 from worker.settings import Settings
 from worker.stores.ledger import PostgresLedger
 

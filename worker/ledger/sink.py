@@ -22,8 +22,8 @@ from pydantic import ValidationError
 
 from worker.faults import PoisonFault, RetriableFault
 from worker.ledger.batch import ledger_rows
-from worker.metrics import Metrics
-from worker.retry import backoff_delays, half_jitter, with_retries
+from worker.runtime.metrics import Metrics
+from worker.runtime.retry import backoff_delays, half_jitter, with_retries
 from worker.settings import Settings
 from worker.stores.ledger_rows import LedgerRecord, LedgerRow
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Collection, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 
-from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
+from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
 from worker.core.ports import EvidenceStore, Found, Wanted
 from worker.faults import StoreUnavailable
-from worker.metrics import Metrics
-from worker.readiness import StoreHealth
+from worker.runtime.metrics import Metrics
+from worker.runtime.readiness import StoreHealth
 from worker.settings import Settings
 from worker.stores.concurrency import gather_all
 from worker.stores.mongo import MongoEvidence

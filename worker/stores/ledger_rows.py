@@ -13,9 +13,9 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from worker.core.citations.evidence import EvidenceKind, QuoteCheck, Resolution
 from worker.core.contract import LedgerOutcome
-from worker.core.evidence import EvidenceKind, QuoteCheck, Resolution
-from worker.core.messages import LedgerSupport
+from worker.core.messages.models import LedgerSupport
 
 
 class LedgerRecord(BaseModel):

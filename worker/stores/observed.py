@@ -10,11 +10,11 @@ import time
 from collections.abc import Awaitable, Collection, Mapping
 from typing import TypeVar
 
-from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
+from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
 from worker.core.ports import EvidenceStore, Found, Wanted
 from worker.faults import StoreUnavailable
-from worker.metrics import Metrics
-from worker.readiness import StoreHealth
+from worker.runtime.metrics import Metrics
+from worker.runtime.readiness import StoreHealth
 
 _T = TypeVar("_T")
 

@@ -31,16 +31,17 @@ import faust
 import structlog
 
 from worker import __version__
-from worker.core.policy import PolicyBook
+from worker.core.claims.policy import PolicyBook
+from worker.core.messages.records import Incoming, OutRecord
 from worker.core.ports import EvidenceStore
 from worker.kafka.publisher import ProducerPublisher
-from worker.kafka.records import Incoming, OutRecord, normalize_headers
+from worker.kafka.records import normalize_headers
 from worker.kafka.topic_specs import FRAMING_BYTES, TURNS_TABLE
-from worker.metrics import Metrics
-from worker.readiness import StoreHealth
-from worker.retry import backoff_delays, half_jitter
+from worker.runtime.metrics import Metrics
+from worker.runtime.readiness import StoreHealth
+from worker.runtime.retry import backoff_delays, half_jitter
+from worker.runtime.spans import spans_for
 from worker.settings import Settings
-from worker.spans import spans_for
 from worker.stream.collector import BatchCollector
 from worker.stream.deadlines import DeadlineScanner
 from worker.stream.faust_access import faust_credentials

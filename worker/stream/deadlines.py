@@ -1,6 +1,6 @@
 """Which turns need a control record now: regenerations past their deadline, turns past retention.
 
-The turn store feeds every state it writes into a :class:`worker.core.turns.DeadlineIndex`
+The turn store feeds every state it writes into a :class:`worker.core.turns.machine.DeadlineIndex`
 (regenerating turns by deadline, finished turns by end time: the phase rules are the core's); this
 asks that index, through the :class:`worker.stream.ports.IndexedTurnStore` port, and turns its
 answers into control records, which the timer in ``worker.stream.app`` appends. Only ``rebuild``
@@ -15,8 +15,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from worker.core.contract import DEFAULT_TOPICS, TopicRole
-from worker.core.control import ControlKind, control_record
-from worker.core.records import OutRecord
+from worker.core.messages.records import OutRecord
+from worker.core.turns.control import ControlKind, control_record
 from worker.stream.ports import IndexedTurnStore
 
 

@@ -25,8 +25,8 @@ from typing import Generic, NamedTuple, TypeVar
 
 import structlog
 
-from worker.core.evidence import CitationRef, EvidenceRecord
-from worker.kafka.records import Incoming
+from worker.core.citations.evidence import CitationRef, EvidenceRecord
+from worker.core.messages.records import Incoming
 from worker.stream.resolve import Resolved
 
 log = structlog.get_logger("worker.pipeline")

@@ -26,8 +26,8 @@ from typing import Protocol
 
 import structlog
 
-from worker.core.records import Incoming, OutRecord
-from worker.metrics import Metrics
+from worker.core.messages.records import Incoming, OutRecord
+from worker.runtime.metrics import Metrics
 from worker.stream.collector import BatchCollector
 from worker.stream.offsets import OffsetGuard
 from worker.stream.ports import Publisher

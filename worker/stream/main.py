@@ -9,15 +9,15 @@ import faust
 import structlog
 
 from worker import __version__
-from worker.core.policy import PolicyBook
-from worker.event_loop import use_event_loop, use_thread_switch_interval
+from worker.core.claims.policy import PolicyBook
 from worker.kafka.topics_admin import create_topics
 from worker.ledger.main import run_sink
-from worker.logs import configure_logging
-from worker.metrics import Metrics
-from worker.readiness import StoreHealth
+from worker.runtime.event_loop import use_event_loop, use_thread_switch_interval
+from worker.runtime.logs import configure_logging
+from worker.runtime.metrics import Metrics
+from worker.runtime.readiness import StoreHealth
+from worker.runtime.spans import spans_for
 from worker.settings import Settings
-from worker.spans import spans_for
 from worker.stores.evidence import open_evidence
 from worker.stream.app import build_app
 

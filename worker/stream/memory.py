@@ -13,9 +13,9 @@ import asyncio
 from collections.abc import Awaitable, Collection, Mapping, Sequence
 from typing import NamedTuple
 
-from worker.core.turns import TurnState
+from worker.core.messages.records import Headers, OutRecord
+from worker.core.turns.machine import TurnState
 from worker.faults import BrokerUnavailable, PoisonFault
-from worker.kafka.records import Headers, OutRecord
 from worker.stream.ports import StoredTurn
 from worker.stream.turn_table import decode_turn, encode_turn
 

@@ -44,18 +44,18 @@ from worker.core.batch import (
     plan_record,
     wanted_of,
 )
+from worker.core.claims.policy import PolicyBook
 from worker.core.contract import ErrorClass, Outcome
-from worker.core.policy import PolicyBook
+from worker.core.messages.records import Incoming, OutRecord
 from worker.core.ports import EvidenceStore
-from worker.core.records import Incoming, OutRecord
-from worker.core.turns import TurnState
+from worker.core.turns.machine import TurnState
 from worker.faults import RetriableFault
 from worker.kafka.dlq import dead_letter
-from worker.logs import trace_scope
-from worker.metrics import Metrics
-from worker.retry import backoff_delays, half_jitter
+from worker.runtime.logs import trace_scope
+from worker.runtime.metrics import Metrics
+from worker.runtime.retry import backoff_delays, half_jitter
+from worker.runtime.spans import Spans, traceparent_of
 from worker.settings import Settings
-from worker.spans import Spans, traceparent_of
 from worker.stream.lookahead import Lookahead, merged, record_key
 from worker.stream.ports import BulkPublisher, Publisher, TurnStore
 from worker.stream.resolve import BatchResolver, Resolved
@@ -109,7 +109,7 @@ class BatchProcessor:
         spans: Spans | None = None,
     ) -> None:
         self._settings = settings
-        #: OpenTelemetry spans (``worker/spans.py``), or ``None`` when they are off.
+        #: OpenTelemetry spans (``worker/runtime/spans.py``), or ``None`` when they are off.
         self._spans = spans
         #: Records the turn store deferred (its changelog): sent and acknowledged with the outputs.
         self._also_publish = also_publish

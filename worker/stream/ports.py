@@ -6,9 +6,9 @@ import asyncio
 from collections.abc import Awaitable, Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
-from worker.core.deadline_index import DeadlineIndex
-from worker.core.turns import TurnState
-from worker.kafka.records import Headers, OutRecord
+from worker.core.messages.records import Headers, OutRecord
+from worker.core.turns.deadline_index import DeadlineIndex
+from worker.core.turns.machine import TurnState
 
 
 class StoredTurn(NamedTuple):

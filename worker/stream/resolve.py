@@ -15,12 +15,17 @@ from typing import NamedTuple
 
 import structlog
 
+from worker.core.citations.evidence import CitationRef, EvidenceRecord
 from worker.core.contract import ErrorClass
-from worker.core.evidence import CitationRef, EvidenceRecord
 from worker.core.ports import EvidenceStore, Found
 from worker.faults import RetriableFault
-from worker.metrics import Metrics
-from worker.retry import RetryBudgetExhaustedError, backoff_delays, half_jitter, with_retries
+from worker.runtime.metrics import Metrics
+from worker.runtime.retry import (
+    RetryBudgetExhaustedError,
+    backoff_delays,
+    half_jitter,
+    with_retries,
+)
 from worker.settings import Settings
 
 log = structlog.get_logger("worker.pipeline")

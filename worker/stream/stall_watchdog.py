@@ -27,7 +27,7 @@ import structlog
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from worker.kafka.access import client_security
-from worker.metrics import Metrics
+from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 
 log = structlog.get_logger("worker.stall_watchdog")

@@ -10,9 +10,9 @@ from faust.web.drivers.aiohttp import Web as AiohttpWeb
 from prometheus_client import generate_latest
 
 from worker import __version__
-from worker.metrics import Metrics
-from worker.metrics_server import METRICS_CONTENT_TYPE
-from worker.readiness import StoreHealth, readiness
+from worker.runtime.metrics import Metrics
+from worker.runtime.metrics_server import METRICS_CONTENT_TYPE
+from worker.runtime.readiness import StoreHealth, readiness
 from worker.settings import Settings
 from worker.stream.loop import LoopState, Partitions
 

@@ -35,18 +35,18 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from worker.core.batch import BatchPlan, BatchRules, decide_batch, plan_batch
-from worker.core.claim_checks import claim_checks_wire
-from worker.core.claims import ClaimUnit, UnitKind
+from worker.core.citations.evidence import HIDDEN, CitationRef, EvidenceRecord, Resolution
+from worker.core.claims.policy import PolicyBook
+from worker.core.claims.support import SupportResult
+from worker.core.claims.typed import claim_checks_wire
+from worker.core.claims.units import ClaimUnit, UnitKind
 from worker.core.contract import DEFAULT_TOPICS, ErrorClass, Outcome, TopicRole
-from worker.core.envelope import EnvelopeRejection
-from worker.core.evidence import HIDDEN, CitationRef, EvidenceRecord, Resolution
+from worker.core.envelope.draft import EnvelopeRejection
+from worker.core.envelope.json_text import dumps_json, loads_json
 from worker.core.grounding import Judgement
-from worker.core.json_text import dumps_json, loads_json
-from worker.core.policy import PolicyBook
+from worker.core.messages.records import Incoming
 from worker.core.ports import EvidenceStore
-from worker.core.records import Incoming
-from worker.core.support import SupportResult
-from worker.core.turns import TurnState, awaiting_regeneration
+from worker.core.turns.machine import TurnState, awaiting_regeneration
 
 EXIT_GROUNDED = 0
 EXIT_NOT_GROUNDED = 1

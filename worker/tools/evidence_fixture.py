@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from worker.core.evidence import EvidenceKind, EvidenceRecord
+from worker.core.citations.evidence import EvidenceKind, EvidenceRecord
 from worker.core.ports import InMemoryEvidenceStore
 from worker.stores.demo import DemoCorpus
 from worker.stores.rows import parse_document, parse_sql_row

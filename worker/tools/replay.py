@@ -27,10 +27,11 @@ import orjson
 from aiokafka.errors import KafkaError
 
 from worker import __version__
+from worker.core.messages.records import Incoming
 from worker.faults import BrokerUnavailable, GaveUpFault
 from worker.kafka.batch import acked_producer, batch_consumer, partitions_of, read_to_end
 from worker.kafka.dlq import replay_count
-from worker.kafka.records import Incoming, from_consumer_record
+from worker.kafka.records import from_consumer_record
 from worker.settings import Settings
 from worker.tools.progress import Meter, Progress
 from worker.tools.replay_log import ensure_log_topic, log_key, log_value, read_log

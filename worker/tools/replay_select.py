@@ -27,9 +27,9 @@ from enum import StrEnum
 from typing import NamedTuple
 
 from worker.core.contract import ERROR_CLASS, REPLAY_COUNT
-from worker.core.json_text import loads_json
+from worker.core.envelope.json_text import loads_json
+from worker.core.messages.records import Headers, Incoming
 from worker.kafka.dlq import replay_count
-from worker.kafka.records import Headers, Incoming
 
 _DURATION = re.compile(r"^(\d+)([smhd])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}

@@ -10,8 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from worker.core.messages.records import Incoming
 from worker.kafka.dlq import replay_count
-from worker.kafka.records import Incoming
 from worker.tools.replay_select import Disposition, error_class_of, turn_of
 
 #: How many dead letters each listing shows.

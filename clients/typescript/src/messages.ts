@@ -299,7 +299,7 @@ export type EvidenceKind = "OBS" | "DOC" | "EVT";
 
 /**
  * A ``facts[]`` entry as producers write it (documentation and JSON Schema only; the parser
- * is ``worker.core.envelope.parse_envelope``). Unknown fields are ignored.
+ * is ``worker.core.envelope.draft.parse_envelope``). Unknown fields are ignored.
  */
 export interface FactWire {
   entity: string;

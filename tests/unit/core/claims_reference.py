@@ -1,6 +1,7 @@
 """Claim units as written before the fourth speed-up step, kept as a test oracle.
 
-Do not change it: ``test_claims_fast.py`` checks that ``worker.core.claims.claim_units`` builds
+Do not change it: ``test_claims_fast.py`` checks that ``worker.core.claims.units.claim_units``
+builds
 exactly the units this builds (same kinds, paths, texts, spans, refs and indexes; the same
 ``ValueError`` for an entry that is not a valid ``{kind, id}``), with and without the token memo
 ``cite`` fills. Every helper here reads its strings and lists afresh.
@@ -11,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from worker.core.citations import entry_ref, observation_ref
-from worker.core.claims import ClaimUnit, UnitKind
-from worker.core.evidence import CitationRef
-from worker.core.sentences import has_assertion, sentence_spans
-from worker.core.tokens import find_tokens
+from worker.core.citations.evidence import CitationRef
+from worker.core.citations.extraction import entry_ref, observation_ref
+from worker.core.citations.tokens import find_tokens
+from worker.core.claims.sentences import has_assertion, sentence_spans
+from worker.core.claims.units import ClaimUnit, UnitKind
 
 
 def claim_units(output: Mapping[str, Any], kind: str) -> list[ClaimUnit]:

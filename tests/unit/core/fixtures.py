@@ -12,11 +12,11 @@ from collections.abc import Collection, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from worker.core.envelope import Draft, parse_envelope
-from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord, Principal
-from worker.core.policy import TenantPolicy
+from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord, Principal
+from worker.core.claims.policy import TenantPolicy
+from worker.core.envelope.draft import Draft, parse_envelope
 from worker.core.ports import InMemoryEvidenceStore
-from worker.core.turns import Decision, TurnState, decide
+from worker.core.turns.machine import Decision, TurnState, decide
 from worker.core.verdict import Evaluation, Prepared, evaluate, prepare
 
 TENANT = "acme"

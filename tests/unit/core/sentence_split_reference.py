@@ -1,17 +1,18 @@
 """Rule 7's sentence split of one block (contract v3), written plainly: a test oracle.
 
-``test_sentences.py`` checks that ``worker.core.sentences._split`` (one regex search per stop,
+``test_sentences.py`` checks that ``worker.core.claims.sentences._split`` (one regex search per
+stop,
 pairs found once, labels decided as sentences are emitted) finds exactly what this finds, one
 character at a time, on random blocks. Do not change it to follow the fast code: change it only
-when the rules change (``worker.core.sentences`` documents them).
+when the rules change (``worker.core.claims.sentences`` documents them).
 """
 
 from __future__ import annotations
 
 import re
 
-from worker.core.citations import scan_tokens
-from worker.core.sentences import BEFORE_NUMBER, NEVER_END, UNLESS_CAPITAL
+from worker.core.citations.extraction import scan_tokens
+from worker.core.claims.sentences import BEFORE_NUMBER, NEVER_END, UNLESS_CAPITAL
 
 CLOSERS = "\"'”’»)]*_」』）】》〉"
 TERMINATORS = ".!?…‽。！？"

@@ -20,12 +20,12 @@ from worker.core.batch import (
     decide_batch,
     plan_batch,
 )
+from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
+from worker.core.claims.policy import PolicyBook
 from worker.core.contract import DEFAULT_TOPICS, ErrorClass, Outcome, TopicRole
-from worker.core.control import ControlKind, control_record
-from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
-from worker.core.policy import PolicyBook
-from worker.core.records import Incoming
-from worker.core.turns import TurnPhase, TurnState
+from worker.core.messages.records import Incoming
+from worker.core.turns.control import ControlKind, control_record
+from worker.core.turns.machine import TurnPhase, TurnState
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 RULES = BatchRules(topics=DEFAULT_TOPICS, retention_s=3600.0)

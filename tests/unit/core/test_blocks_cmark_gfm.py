@@ -1,4 +1,4 @@
-"""The prose blocks of ``worker.core.markdown_blocks`` against cmark-gfm, the contract's reference
+"""The prose blocks of ``worker.core.claims.markdown`` against cmark-gfm, the contract's reference
 renderer (rule 7: CommonMark 0.31.2 with the GFM table extension).
 
 Both sides are reduced to a multiset of ``(kind, text)``: kind ``prose`` (a paragraph, or the
@@ -39,7 +39,7 @@ from cmarkgfm.cmark import Options
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.core.markdown_blocks import blocks, mask
+from worker.core.claims.markdown import blocks, mask
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "commonmark"
 SPEC = json.loads((DATA / "spec-0.31.2.json").read_text(encoding="utf-8"))["examples"]

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.core.canonical import (
+from worker.core.citations.extraction import MAX_ID_DIGITS
+from worker.core.envelope.canonical import (
     EXCERPT_CODE_POINTS,
     Canonical,
     Malformed,
@@ -22,7 +23,6 @@ from worker.core.canonical import (
     strip_fence,
     unwrap_wrapper_key,
 )
-from worker.core.citations import MAX_ID_DIGITS
 
 ANSWER_FIELDS = frozenset(
     {"answer_markdown", "citations", "claims", "tool_calls_made", "withheld", "no_grounding"}

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.core.citations import (
+from worker.core.citations.evidence import MAX_SOURCE_ID, CitationRef, EvidenceKind
+from worker.core.citations.extraction import (
     MAX_ID_DIGITS,
     IdTooLong,
     Occurrence,
@@ -24,7 +25,6 @@ from worker.core.citations import (
     scan_tokens,
     walk_strings,
 )
-from worker.core.evidence import MAX_SOURCE_ID, CitationRef, EvidenceKind
 
 OBS, DOC, EVT = EvidenceKind.OBS, EvidenceKind.DOC, EvidenceKind.EVT
 REFERENCE = re.compile(r"\[(OBS|DOC|EVT)-([0-9]+)\]", re.ASCII)

@@ -23,7 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from worker.core.claim_checks import (
+from worker.core.claims.policy import PolicyBook, TenantPolicy
+from worker.core.claims.typed import (
     ClaimCheck,
     DeclaredClaim,
     Fact,
@@ -32,12 +33,11 @@ from worker.core.claim_checks import (
     claim_equals,
 )
 from worker.core.contract import Disposition
-from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
+from worker.core.envelope.draft import Draft, EnvelopeRejection, parse_envelope
 from worker.core.failures import FailureCode
-from worker.core.messages import GroundedAnswer, LedgerBatch, RegenerateRequest
-from worker.core.policy import PolicyBook, TenantPolicy
-from worker.core.turns import TurnPhase
-from worker.core.wire import to_json_bytes
+from worker.core.messages.models import GroundedAnswer, LedgerBatch, RegenerateRequest
+from worker.core.messages.wire import to_json_bytes
+from worker.core.turns.machine import TurnPhase
 
 D = Disposition
 FLAG = DeclaredClaim.model_validate(

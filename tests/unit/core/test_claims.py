@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.core.claims import ClaimUnit, UnitKind, claim_units, sentence_spans
-from worker.core.evidence import CitationRef, EvidenceKind
+from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.claims.units import ClaimUnit, UnitKind, claim_units, sentence_spans
 
 OBS, DOC, EVT = EvidenceKind.OBS, EvidenceKind.DOC, EvidenceKind.EVT
 TOKEN = re.compile(r"\[(OBS|DOC|EVT)-([0-9]+)\]", re.ASCII)

@@ -19,8 +19,8 @@ import random_outputs
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from worker.core.citations import Tokens, cite
-from worker.core.claims import ClaimUnit, claim_units
+from worker.core.citations.extraction import Tokens, cite
+from worker.core.claims.units import ClaimUnit, claim_units
 
 BAD_ENTRIES: list[Any] = [
     {"kind": "XYZ", "id": 1},

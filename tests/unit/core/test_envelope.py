@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from fixtures import envelope, good_answer
 
-from worker.core.envelope import Draft, EnvelopeRejection, parse_envelope
-from worker.core.evidence import CitationRef, EvidenceKind
-from worker.core.json_text import cap_depth
-from worker.core.outputs import validate_output
+from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.envelope.draft import Draft, EnvelopeRejection, parse_envelope
+from worker.core.envelope.json_text import cap_depth
+from worker.core.outputs.validation import validate_output
 
 
 def parse(env: Any, key: bytes | None = b"t-1", max_bytes: int = 1 << 20) -> Any:

@@ -8,7 +8,7 @@ from fixtures import NOW
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.core.evidence import (
+from worker.core.citations.evidence import (
     MAX_SOURCE_ID,
     CitationRef,
     EvidenceKind,

@@ -14,11 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from random_outputs import output
 
-from worker.core import claim_status
-from worker.core.claim_status import UnitVerdict, hidden_places, redact_output, unit_status
+from worker.core.citations.evidence import HIDDEN, CitationRef, EvidenceKind, resolve
+from worker.core.citations.redaction import remove_tokens
+from worker.core.citations.tokens import Tokens
+from worker.core.claims import status as claim_status
+from worker.core.claims.policy import LostSupportPolicy, TenantPolicy
+from worker.core.claims.status import UnitVerdict, hidden_places, redact_output, unit_status
 from worker.core.contract import LedgerOutcome
-from worker.core.evidence import HIDDEN, CitationRef, EvidenceKind, resolve
-from worker.core.messages import (
+from worker.core.messages.models import (
     CitationKey,
     CitationOut,
     ClaimOut,
@@ -30,12 +33,9 @@ from worker.core.messages import (
     RegenerateRequest,
     cap_reasons,
 )
-from worker.core.outputs import DraftKind
-from worker.core.policy import LostSupportPolicy, TenantPolicy
-from worker.core.redaction import remove_tokens
-from worker.core.tokens import Tokens
+from worker.core.messages.wire import dumps, message_bytes, to_json_bytes
+from worker.core.outputs.validation import DraftKind
 from worker.core.verdict import evaluate, prepare
-from worker.core.wire import dumps, message_bytes, to_json_bytes
 
 POLICIES = [TenantPolicy(version="p", lost_support=lost) for lost in LostSupportPolicy]
 

@@ -13,7 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from worker.core.sentences import sentence_spans
+from worker.core.claims.sentences import sentence_spans
 
 CLAIM = "Falcon is priced at 4.2B."
 _md = MarkdownIt("commonmark")

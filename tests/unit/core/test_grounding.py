@@ -17,14 +17,14 @@ from fixtures import (
     run,
 )
 
-from worker.core.claim_status import UnitStatus
+from worker.core.citations.evidence import Resolution
+from worker.core.claims.policy import PolicyBook
+from worker.core.claims.status import UnitStatus
 from worker.core.contract import ErrorClass, Outcome
-from worker.core.deadline_index import DeadlineIndex
-from worker.core.envelope import EnvelopeRejection
-from worker.core.evidence import Resolution
+from worker.core.envelope.draft import EnvelopeRejection
 from worker.core.grounding import Admitted, admit, judge
-from worker.core.policy import PolicyBook
-from worker.core.turns import TurnPhase, TurnState
+from worker.core.turns.deadline_index import DeadlineIndex
+from worker.core.turns.machine import TurnPhase, TurnState
 
 BOOK = PolicyBook(default=POLICY)
 

@@ -24,10 +24,10 @@ from fixtures import NOW, POLICY, TENANT, make_draft
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from worker.core.citations import scan_tokens
-from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord, Principal
-from worker.core.lookalikes import lookalike_spans
-from worker.core.turns import decide
+from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord, Principal
+from worker.core.citations.extraction import scan_tokens
+from worker.core.citations.lookalikes import lookalike_spans
+from worker.core.turns.machine import decide
 from worker.core.verdict import evaluate, prepare
 
 ALICE = Principal(user_id="alice", groups=("analysts",))

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from fixtures import ALICE, NOW, POLICY, TENANT, make_draft, message, topics
 
-from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord, Principal
-from worker.core.policy import TenantPolicy
-from worker.core.turns import Decision, decide
+from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord, Principal
+from worker.core.claims.policy import TenantPolicy
+from worker.core.turns.machine import Decision, decide
 from worker.core.verdict import evaluate, prepare
 
 DOC_VISIBLE, DOC_HIDDEN = CitationRef(EvidenceKind.DOC, 73006), CitationRef(EvidenceKind.DOC, 73002)

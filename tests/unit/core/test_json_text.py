@@ -7,7 +7,7 @@ import re
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from worker.core.json_text import _DIGITS_AS_NUL, _TWENTY_NULS, loads_json
+from worker.core.envelope.json_text import _DIGITS_AS_NUL, _TWENTY_NULS, loads_json
 
 DIGIT_RUN = re.compile(rb"[0-9]{20}")
 pieces = st.lists(

@@ -20,9 +20,9 @@ from fixtures import ALICE, DOC_SEALED, message, run_output, topics
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from worker.core.citations import scan_tokens
-from worker.core.evidence import CitationRef, EvidenceKind
-from worker.core.lookalikes import (
+from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.citations.extraction import scan_tokens
+from worker.core.citations.lookalikes import (
     _CLOSE_NAMES,
     _OPEN_NAMES,
     _OTHER_STARTS,
@@ -30,8 +30,8 @@ from worker.core.lookalikes import (
     _fold,
     lookalike_spans,
 )
-from worker.core.redaction import remove_tokens, without_lookalikes
-from worker.core.turns import Decision
+from worker.core.citations.redaction import remove_tokens, without_lookalikes
+from worker.core.turns.machine import Decision
 
 HIDDEN_ID = str(DOC_SEALED.id)  # 4242: sealed, nobody may see it
 

@@ -15,9 +15,14 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from worker.core.evidence import CitationRef, EvidenceKind
-from worker.core.lookalikes import _OTHER_STARTS, _match_at, json_may_hold, lookalike_spans
-from worker.core.redaction import _redact_passes, redact_text
+from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.citations.lookalikes import (
+    _OTHER_STARTS,
+    _match_at,
+    json_may_hold,
+    lookalike_spans,
+)
+from worker.core.citations.redaction import _redact_passes, redact_text
 
 PIECES = [
     "a", "DOC", "doc", "OBS", "EVT", "-", "–", "7", "３", " ", "\n", "\t", "\r", "\\", "\\[",

@@ -10,9 +10,9 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from worker.core import markdown_blocks
-from worker.core.markdown_blocks import BLOCK_STARTS, Block, blocks, mask
-from worker.core.sentences import has_assertion, sentence_spans
+from worker.core.claims import markdown as markdown_blocks
+from worker.core.claims.markdown import BLOCK_STARTS, Block, blocks, mask
+from worker.core.claims.sentences import has_assertion, sentence_spans
 
 FALCON = "Falcon is priced at 4.2B [DOC-9]."
 

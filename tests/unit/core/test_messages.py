@@ -13,12 +13,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from worker.core.claim_checks import ClaimCheck
+from worker.core.citations.evidence import (
+    CitationRef,
+    EvidenceKind,
+    Principal,
+    QuoteCheck,
+    Resolution,
+)
+from worker.core.claims.typed import ClaimCheck
 from worker.core.contract import LedgerOutcome
-from worker.core.evidence import CitationRef, EvidenceKind, Principal, QuoteCheck, Resolution
 from worker.core.failures import Failure, FailureCode
-from worker.core.ids import NAMESPACE, ledger_event_id, regenerate_event_id, terminal_event_id
-from worker.core.messages import (
+from worker.core.messages.models import (
     MAX_REASONS,
     CitationKey,
     CitationOut,
@@ -33,8 +38,9 @@ from worker.core.messages import (
     cap_reasons,
     rfc3339,
 )
-from worker.core.outputs import DraftKind
-from worker.core.wire import dumps, message_bytes, to_json_bytes, wire
+from worker.core.messages.wire import dumps, message_bytes, to_json_bytes, wire
+from worker.core.outputs.validation import DraftKind
+from worker.core.turns.ids import NAMESPACE, ledger_event_id, regenerate_event_id, terminal_event_id
 
 
 def test_ids_are_deterministic_uuid5() -> None:
@@ -239,7 +245,8 @@ def test_could_not_ground_reasons_have_code_and_path_only() -> None:
 def test_the_wire_form_derived_from_a_model_is_its_dump(
     cls: type[BaseModel], values: dict[str, object]
 ) -> None:
-    """``worker.core.wire`` writes what pydantic's own dump writes, model or plain values."""
+    """``worker.core.messages.wire`` writes what pydantic's own dump writes, model or plain
+    values."""
     model = cls.model_construct(**values)
     assert message_bytes(cls, **values) == to_json_bytes(model)
     assert dumps(wire(cls, [model])) == dumps([model.model_dump(exclude_none=True)])

@@ -23,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from random_outputs import answer, proposal, report
 
-from worker.core.output_shapes import proves_valid
-from worker.core.outputs import ValidatedOutput, _validate
+from worker.core.outputs.shapes import proves_valid
+from worker.core.outputs.validation import ValidatedOutput, _validate
 
 
 class Label(str):

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from worker.core.failures import FailureCode
-from worker.core.outputs import (
+from worker.core.outputs.validation import (
     _ADAPTERS,
     MAX_DEPTH,
     SCHEMA_FIELDS,

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.core.evidence import QuoteCheck
-from worker.core.quotes import appear_in_order, check_quote, normalize
+from worker.core.citations.evidence import QuoteCheck
+from worker.core.citations.quotes import appear_in_order, check_quote, normalize
 
 SOURCE = "The vessel “Northern Star” loitered — for 12.5 hours — in the north–east corridor."
 

@@ -12,8 +12,8 @@ import sentence_split_reference
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from worker.core.citations import Tokens
-from worker.core.sentences import _split, has_assertion, sentence_spans
+from worker.core.citations.extraction import Tokens
+from worker.core.claims.sentences import _split, has_assertion, sentence_spans
 
 PIECES = [
     "a", "Vessel", " ", "  ", "\t", "\n", "7", "4.5", ".", "..", "!", "?", "…", "‽", ":", ",",

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from worker.cli import app
-from worker.core.sentences import has_assertion, sentence_spans
+from worker.core.claims.sentences import has_assertion, sentence_spans
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = str(ROOT / "worker" / "demo" / "corpus.json")

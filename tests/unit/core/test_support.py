@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.core.contract import SupportLevel
-from worker.core.evidence import CitationRef, EvidenceKind
-from worker.core.support import (
+from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.claims.support import (
     SourceIndex,
     SourceText,
     check_support,
 )
+from worker.core.contract import SupportLevel
 
 A = CitationRef(EvidenceKind.OBS, 1)
 B = CitationRef(EvidenceKind.DOC, 2)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from worker.core.evidence import CitationRef, EvidenceKind
-from worker.core.support import SourceText, check_support
+from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.claims.support import SourceText, check_support
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "support" / "claims.jsonl"
 ITEMS = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line]

@@ -8,16 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.core import support
-from worker.core.contract import SupportLevel
-from worker.core.evidence import CitationRef, EvidenceKind
-from worker.core.support import (
+from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.claims import support
+from worker.core.claims.support import (
     SourceIndex,
     SourceText,
     SupportResult,
     check_cited,
     check_support,
 )
+from worker.core.contract import SupportLevel
 
 REFS = [CitationRef(kind, i) for kind in EvidenceKind for i in (1, 2)]
 

@@ -21,10 +21,10 @@ from fixtures import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.core.evidence import Principal
-from worker.core.ids import terminal_event_id
-from worker.core.policy import TenantPolicy
-from worker.core.turns import TurnPhase, TurnState, decide, expired, on_deadline
+from worker.core.citations.evidence import Principal
+from worker.core.claims.policy import TenantPolicy
+from worker.core.turns.ids import terminal_event_id
+from worker.core.turns.machine import TurnPhase, TurnState, decide, expired, on_deadline
 
 
 def failing() -> dict[str, Any]:

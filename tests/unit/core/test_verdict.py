@@ -32,9 +32,9 @@ from fixtures import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.core.evidence import CitationRef, EvidenceKind
+from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.claims.policy import LostSupportPolicy, SupportPolicy, TenantPolicy
 from worker.core.failures import FailureCode
-from worker.core.policy import LostSupportPolicy, SupportPolicy, TenantPolicy
 
 
 def codes_paths(output: Any, **kw: Any) -> list[tuple[str, str | None]]:

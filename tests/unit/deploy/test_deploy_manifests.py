@@ -26,7 +26,7 @@ from deploy_files import (
 from typer.testing import CliRunner
 
 from worker.cli import app as cli_app
-from worker.core.policy import PolicyBook
+from worker.core.claims.policy import PolicyBook
 from worker.settings import Settings, TopicNames
 
 SETTING_NAMES = setting_env_names()
@@ -192,7 +192,7 @@ def test_worker_probes_health_and_readiness_on_the_web_port() -> None:
 
 
 def test_ledger_sink_serves_health_and_metrics_on_the_web_port() -> None:
-    """worker/metrics_server.py: /metrics and /health, no /ready (so no readiness probe)."""
+    """worker/runtime/metrics_server.py: /metrics and /health, no /ready (so no readiness probe)."""
     workload = manifest(*SINK)
     (sink,) = containers(workload)
     port = int(settings_env()["GW_WEB_PORT"])

@@ -28,7 +28,7 @@ OPERATIONS = ROOT / "docs" / "operations.md"
 
 #: The values each label can take, from the code that sets it.
 LABEL_VALUES = {
-    # worker/core/turns.py Decision.outcome, as counted by the pipeline
+    # worker/core/turns/machine.py Decision.outcome, as counted by the pipeline
     "outcome": {o.value for o in LedgerOutcome} | {"unchanged"},
     "code": {c.value for c in FailureCode},
     "error_class": {c.value for c in ErrorClass},

@@ -9,8 +9,8 @@ import orjson
 import pytest
 
 from worker.core.contract import DLQ_HEADERS, ErrorClass
-from worker.faults import PoisonFault, StoreUnavailable
-from worker.kafka.control import (
+from worker.core.messages.records import Incoming, trace_headers
+from worker.core.turns.control import (
     CONTROL_HEADER,
     Control,
     ControlKind,
@@ -18,9 +18,9 @@ from worker.kafka.control import (
     is_control,
     parse_control,
 )
+from worker.faults import PoisonFault, StoreUnavailable
 from worker.kafka.dlq import dead_letter, replay_count
-from worker.kafka.records import Incoming, trace_headers
-from worker.retry import RetryBudgetExhaustedError, backoff_delays, with_retries
+from worker.runtime.retry import RetryBudgetExhaustedError, backoff_delays, with_retries
 
 
 def incoming(

@@ -14,7 +14,7 @@ import orjson
 
 from worker.faults import StoreUnavailable
 from worker.ledger.sink import LedgerSink
-from worker.metrics import Metrics
+from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stores.ledger_rows import LedgerRecord
 

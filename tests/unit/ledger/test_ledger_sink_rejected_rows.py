@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from worker.core.evidence import EvidenceKind, Resolution
+from worker.core.citations.evidence import EvidenceKind, Resolution
 from worker.faults import PoisonFault
 from worker.ledger.sink import LedgerSink
-from worker.metrics import Metrics
+from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stores.ledger import PostgresLedger
 from worker.stores.ledger_rows import LedgerRecord

@@ -9,7 +9,7 @@ import pytest
 from bson.int64 import Int64
 from pydantic import ValidationError
 
-from worker.core.evidence import MAX_SOURCE_ID, CitationRef, EvidenceKind, EvidenceRecord
+from worker.core.citations.evidence import MAX_SOURCE_ID, CitationRef, EvidenceKind, EvidenceRecord
 from worker.faults import MalformedEvidence, PoisonFault
 from worker.stores import rows
 from worker.stores.rows import MalformedRow, parse_document, parse_sql_row, queryable_ids

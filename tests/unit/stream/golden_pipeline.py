@@ -26,12 +26,12 @@ from typing import Any
 
 import orjson
 
-from worker.core.evidence import EvidenceRecord
-from worker.core.policy import PolicyBook
+from worker.core.citations.evidence import EvidenceRecord
+from worker.core.claims.policy import PolicyBook
+from worker.core.messages.records import Incoming
 from worker.core.ports import InMemoryEvidenceStore
-from worker.kafka.control import ControlKind, control_record
-from worker.kafka.records import Incoming
-from worker.metrics import Metrics
+from worker.core.turns.control import ControlKind, control_record
+from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.memory import MemoryPublisher, MemoryTurns
 from worker.stream.pipeline import BatchProcessor
@@ -181,7 +181,7 @@ def build_inputs() -> dict[str, Any]:
 
     bench_drafts.datetime = FixedClock  # type: ignore[misc]  # produced_at, deterministic
     corpus, rows = bench_corpus.build("golden", 3, 5_000_000)
-    from worker.core.evidence import EvidenceKind  # noqa: PLC0415
+    from worker.core.citations.evidence import EvidenceKind  # noqa: PLC0415
     from worker.stores.rows import parse_document, parse_sql_row  # noqa: PLC0415
 
     evidence: dict[str, list[Any]] = {}

@@ -10,9 +10,9 @@ import cramjam
 import orjson
 import pytest
 
-from worker.core.turns import TurnPhase, TurnState
-from worker.kafka.control import ControlKind, parse_control
-from worker.kafka.records import Incoming
+from worker.core.messages.records import Incoming
+from worker.core.turns.control import ControlKind, parse_control
+from worker.core.turns.machine import TurnPhase, TurnState
 from worker.stream.deadlines import DeadlineScanner
 from worker.stream.turn_table import FaustTurnStore, decode_turn, encode_turn
 

@@ -21,9 +21,9 @@ from typing import Any, NamedTuple
 import faust
 from faust.types import TP, ConsumerMessage
 
-from worker.core.policy import PolicyBook
-from worker.kafka.records import Incoming
-from worker.metrics import Metrics
+from worker.core.claims.policy import PolicyBook
+from worker.core.messages.records import Incoming
+from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.app import WorkerApp, build_app
 from worker.stream.intake import DraftsChannel

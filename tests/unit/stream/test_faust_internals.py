@@ -135,7 +135,7 @@ async def test_a_seek_runs_on_the_consumer_thread_not_the_apps(tmp_path: Path) -
 #: none of them is Faust's (an upgrade of Faust cannot break them unseen).
 NOT_FAUSTS = {
     ("kafka/batch.py", "consumer._client"): "aiokafka: the consumer's metadata, no public seam",
-    ("metrics_server.py", "site._server"): "aiohttp: the bound socket of a port-0 site",
+    ("runtime/metrics_server.py", "site._server"): "aiohttp: the bound socket of a port-0 site",
     ("stores/ledger.py", "asyncpg.exceptions._base"): "asyncpg: its DataError base class",
     ("stream/recovery_watchdog.py", "os._exit"): "the standard library's immediate exit",
 }

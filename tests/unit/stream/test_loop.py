@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from test_pipeline import GOOD, RECORDS, Sent, processor, rec
 
+from worker.core.messages.records import Headers, Incoming, OutRecord
 from worker.core.ports import InMemoryEvidenceStore
+from worker.core.turns.control import ControlKind, control_record
 from worker.faults import PoisonFault
-from worker.kafka.control import ControlKind, control_record
-from worker.kafka.records import Headers, Incoming, OutRecord
-from worker.metrics import Metrics
+from worker.runtime.metrics import Metrics
 from worker.stream.collector import BatchCollector
 from worker.stream.loop import (
     EXPIRY_CHECK_EVERY_S,

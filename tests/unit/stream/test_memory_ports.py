@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.core.turns import TurnPhase, TurnState
+from worker.core.turns.machine import TurnPhase, TurnState
 from worker.faults import BrokerUnavailable, PoisonFault
 from worker.stream.memory import MemoryBulkPublisher, MemoryPublisher, MemoryTurns, SentRecord
 from worker.stream.ports import BulkPublisher, StoredTurn

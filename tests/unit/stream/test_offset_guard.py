@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from worker.kafka.records import Incoming
+from worker.core.messages.records import Incoming
 from worker.stream.offsets import OffsetGuard
 
 

@@ -15,13 +15,13 @@ from typing import Any
 import orjson
 import pytest
 
-from worker.core.evidence import CitationRef, EvidenceKind, EvidenceRecord
-from worker.core.policy import PolicyBook
+from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
+from worker.core.claims.policy import PolicyBook
+from worker.core.messages.records import Headers, Incoming, OutRecord
 from worker.core.ports import FetchEachTenant, InMemoryEvidenceStore
+from worker.core.turns.control import ControlKind, control_record
 from worker.faults import MalformedEvidence, StoreUnavailable
-from worker.kafka.control import ControlKind, control_record
-from worker.kafka.records import Headers, Incoming, OutRecord
-from worker.metrics import Metrics
+from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.memory import MemoryPublisher, MemoryTurns
 from worker.stream.pipeline import BatchProcessor

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from test_pipeline import DANGLING, GOOD, RECORDS, processor, rec
 
+from worker.core.messages.records import OutRecord
 from worker.core.ports import InMemoryEvidenceStore
-from worker.core.records import OutRecord
 from worker.faults import PoisonFault
 from worker.stream.memory import MemoryBulkPublisher, SentRecord
 from worker.stream.ports import BulkPublisher

@@ -13,11 +13,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 from test_pipeline import GOOD, RECORDS, TOPICS, Sent, rec, settings
 
-from worker.core.policy import PolicyBook
+from worker.core.claims.policy import PolicyBook
+from worker.core.messages.records import Incoming
 from worker.core.ports import InMemoryEvidenceStore
-from worker.kafka.records import Incoming
-from worker.metrics import Metrics
-from worker.spans import Spans, spans_for
+from worker.runtime.metrics import Metrics
+from worker.runtime.spans import Spans, spans_for
 from worker.stream.memory import MemoryTurns
 from worker.stream.pipeline import BatchProcessor
 

@@ -18,7 +18,7 @@ import faust
 import pytest
 from faust.streams import _current_event
 
-from worker.core.turns import TurnPhase, TurnState
+from worker.core.turns.machine import TurnPhase, TurnState
 from worker.settings import Settings
 from worker.stream.app import rocksdb_options
 from worker.stream.turn_table import FaustTurnStore, _PartitionedData

@@ -8,7 +8,7 @@ could not be read again and the draft answering its regenerate request was dead-
 
 from __future__ import annotations
 
-from worker.core.turns import TurnPhase, TurnState
+from worker.core.turns.machine import TurnPhase, TurnState
 from worker.stream.turn_table import decode_turn, encode_turn
 
 HUGE = 10**400 + 7

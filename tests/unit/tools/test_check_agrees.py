@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from worker.cli import app
-from worker.core.policy import PolicyBook
-from worker.kafka.records import Incoming
-from worker.metrics import Metrics
+from worker.core.claims.policy import PolicyBook
+from worker.core.messages.records import Incoming
+from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.pipeline import BatchProcessor
 from worker.tools.check import CheckRequest, check

@@ -15,10 +15,10 @@ from typing import Any
 import orjson
 import pytest
 
+from worker.core.claims.policy import PolicyBook
 from worker.core.contract import TopicRole
-from worker.core.policy import PolicyBook
-from worker.core.records import Headers, Incoming
-from worker.metrics import Metrics
+from worker.core.messages.records import Headers, Incoming
+from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.pipeline import BatchProcessor
 from worker.stream.ports import StoredTurn

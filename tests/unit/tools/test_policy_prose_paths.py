@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from worker.cli import app
-from worker.core.claim_checks import DeclaredClaim, EntityFrom
+from worker.core.claims.typed import DeclaredClaim, EntityFrom
 from worker.stream.main import load_policies
 
 ROOT = Path(__file__).resolve().parents[3]

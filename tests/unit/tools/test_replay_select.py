@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 import pytest
 
 from worker.core import contract as h
+from worker.core.messages.records import Incoming
 from worker.kafka.dlq import replay_count
-from worker.kafka.records import Incoming
 from worker.tools.progress import Progress
 from worker.tools.replay import chunk_size
 from worker.tools.replay_log import log_key, log_value, parse_log_key, replayed_set

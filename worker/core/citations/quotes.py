@@ -1,0 +1,131 @@
+"""Checking a citation's quote against its source text (contract §3.6).
+
+- ``None`` quote, or a quote that is empty or whitespace only: ``NONE`` (it asserts nothing, so
+  there is nothing to check; an agent emitting ``"quote": ""`` should not trigger a regeneration).
+- No source text (``None``): ``MISMATCH``, there is nothing the quote could be checked against.
+- ``EXACT``: the quote, as given, is a substring of the source.
+- ``TOLERANT``: after normalising both sides — NFKC, case-folding (then NFKC again, as in Unicode's
+  NFKC_Casefold), typographic quotes to ASCII ``'``/``"``, every dash and minus to ``-``, soft
+  hyphens and zero-width characters removed, every whitespace run to one space — the quote, split
+  at ellipses (``…``, which NFKC turns into ``...``, or any run of three or more dots), gives
+  pieces that all appear in the normalised source, in order and without overlapping. Greedy
+  leftmost matching is complete for this (if any in-order placement exists, the leftmost does).
+  A quote that is nothing but ellipses and spaces has no checkable piece: ``MISMATCH``.
+- Anything else: ``MISMATCH``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+from worker.core.citations.evidence import (
+    CitationRef,
+    EvidenceKind,
+    EvidenceRecord,
+    QuoteCheck,
+    Resolution,
+)
+from worker.core.failures import Failure, FailureCode
+
+_TRANSLATE = str.maketrans(
+    {
+        **dict.fromkeys("‘’‚‛′‵`´ʼ", "'"),
+        **dict.fromkeys("“”„‟″‶«»", '"'),
+        **dict.fromkeys("‐‑‒–—―−﹘﹣－⁃", "-"),
+        **dict.fromkeys("\u00ad\u200b\u200c\u200d\u2060\ufeff", None),
+    }
+)
+_WHITESPACE_RE = re.compile(r"\s+")
+_ELLIPSIS_RE = re.compile(r"\.{3,}")
+
+
+def check_quote(quote: str | None, source: str | None) -> QuoteCheck:
+    """How ``quote`` compares with ``source`` (see the module docstring)."""
+    if quote is None or not quote.strip():
+        return QuoteCheck.NONE
+    if source is None:
+        return QuoteCheck.MISMATCH
+    if quote in source:
+        return QuoteCheck.EXACT
+    pieces = [p.strip() for p in _ELLIPSIS_RE.split(normalize(quote))]
+    pieces = [p for p in pieces if p]
+    if pieces and appear_in_order(pieces, normalize(source)):
+        return QuoteCheck.TOLERANT
+    return QuoteCheck.MISMATCH
+
+
+def normalize(text: str) -> str:
+    """NFKC, case-folded, quotes and dashes made ASCII, whitespace collapsed and trimmed."""
+    text = unicodedata.normalize("NFKC", text)
+    text = unicodedata.normalize("NFKC", text.casefold())
+    text = text.translate(_TRANSLATE)
+    return _WHITESPACE_RE.sub(" ", text).strip()
+
+
+def appear_in_order(pieces: list[str], source: str) -> bool:
+    """Whether every piece occurs in ``source``, in order, without overlapping."""
+    at = 0
+    for piece in pieces:
+        found = source.find(piece, at)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
+
+
+_QUOTE_RANK = {
+    QuoteCheck.NONE: 0,
+    QuoteCheck.EXACT: 1,
+    QuoteCheck.TOLERANT: 2,
+    QuoteCheck.MISMATCH: 3,
+}
+_VISIBLE_SOURCE = frozenset({Resolution.RESOLVED, Resolution.NOT_IN_RETRIEVAL})
+#: A kind's member by its value without the enum's call (``EvidenceKind(kind)`` for any other).
+_KINDS = {k.value: k for k in EvidenceKind}
+#: ``tuple.__new__``: a ``CitationRef`` from checked parts without its Python ``__new__``.
+_new = tuple.__new__
+
+
+def check_quotes(
+    output: dict[str, Any],
+    resolutions: Mapping[CitationRef, Resolution],
+    evidence: Mapping[CitationRef, EvidenceRecord],
+    failures: list[Failure],
+) -> tuple[dict[CitationRef, str], dict[CitationRef, QuoteCheck]]:
+    """Rule 6 over the top-level ``citations[]`` (the only place a quote may be): each ref's first
+    quote and worst check (mismatch > tolerant > exact > none), a ``quote_mismatch`` per entry.
+
+    Quotes of visible sources only (``resolved``, ``not_in_retrieval``): a hidden citation's entry
+    is removed anyway, and a mismatch on it would tell the reader about a source they may not see.
+    """
+    first_quote: dict[CitationRef, str] = {}
+    worst: dict[CitationRef, QuoteCheck] = {}
+    entries = output.get("citations")
+    if not isinstance(entries, list):
+        return first_quote, worst
+    for index, entry in enumerate(entries):
+        quote = entry.get("quote")
+        if quote is None:
+            continue
+        kind = entry["kind"]
+        member = _KINDS.get(kind) if type(kind) is str else None
+        ref = _new(CitationRef, (member or EvidenceKind(kind), entry["id"]))
+        if resolutions.get(ref) not in _VISIBLE_SOURCE:
+            continue
+        check = check_quote(quote, evidence[ref].text)
+        first_quote.setdefault(ref, quote)
+        if _QUOTE_RANK[check] > _QUOTE_RANK[worst.get(ref, QuoteCheck.NONE)]:
+            worst[ref] = check
+        if check is QuoteCheck.MISMATCH:
+            failures.append(
+                Failure(
+                    code=FailureCode.QUOTE_MISMATCH,
+                    path=f"citations[{index}].quote",
+                    citation=ref.label,
+                    detail="the quote does not appear in the cited source",
+                )
+            )
+    return first_quote, worst
