@@ -90,10 +90,10 @@ async def metrics_text(
         # The lag gauge is set after a batch, or by the stall watchdog's next check (every
         # GW_STALL_CHECK_INTERVAL_S): wait for its first sample.
         deadline = time.monotonic() + 30
-        text = await worker.runtime.metrics()
+        text = await worker.metrics()
         while "grounding_consumer_lag{" not in text and time.monotonic() < deadline:
             await asyncio.sleep(0.5)
-            text = await worker.runtime.metrics()
+            text = await worker.metrics()
         yield text
 
 

@@ -126,7 +126,7 @@ async def wait_lag(
     deadline = time.monotonic() + timeout
     lags: dict[int, float] = {}
     while time.monotonic() < deadline:
-        lags = consumer_lag(await worker.runtime.metrics())
+        lags = consumer_lag(await worker.metrics())
         if lags and max(lags.values()) >= at_least:
             return lags
         await asyncio.sleep(0.5)
@@ -150,7 +150,7 @@ async def test_metrics_of_a_real_worker(new_worker: Callable[..., WorkerProcess]
             await bus.send(draft(turn, answer(text)))
             await bus.wait_for("validated", key=turn)
         lags = await wait_lag_settled(worker)
-        text = await worker.runtime.metrics()
+        text = await worker.metrics()
     assert lags == dict.fromkeys(range(worker.partitions), 0.0)
     for sample in (
         "process_cpu_seconds_total",
@@ -171,7 +171,7 @@ async def wait_lag_settled(worker: WorkerProcess, timeout: float = 30.0) -> dict
     deadline = time.monotonic() + timeout
     lags: dict[int, float] = {}
     while time.monotonic() < deadline:
-        lags = consumer_lag(await worker.runtime.metrics())
+        lags = consumer_lag(await worker.metrics())
         if len(lags) == worker.partitions and not any(lags.values()):
             return lags
         await asyncio.sleep(0.5)
