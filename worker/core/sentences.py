@@ -205,6 +205,10 @@ _NO_WORDS_RE = re.compile(rf"(?:{_TOKEN}|[\W_])*+")
 _DIGITS = frozenset("0123456789")
 #: Before a single ``.``, what may end an abbreviation or an enumerator: a dot, an ASCII digit.
 _WORD_DOT = frozenset(".0123456789")
+#: ASCII lower-case letters: the words the scanner decides without asking ``_period_ends``.
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+#: Common characters before a word that are no letter, dot or digit (a cheap test first).
+_BOUNDARY = frozenset(" \n\t([{\"'*_")
 #: The longest number that enumerates when it opens a sentence (``12.``, not ``2023.``).
 _ENUMERATOR_DIGITS = 3
 _TICKS_RE = re.compile(r"`+")
@@ -302,15 +306,36 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                     end = stop.end("att")
                     j = stop.end("run")
                     if j - i == 1:
-                        if (
-                            stop.start("plain") < 0
-                            and m[i] == "."
-                            and i
-                            and (m[i - 1].isalpha() or m[i - 1] in _WORD_DOT)  # else none
-                            and not _period_ends(m, start, i, stop.start("att"), end)
-                        ):
-                            pos = j
-                            continue
+                        if m[i] == "." and i and stop.start("plain") < 0:
+                            c = m[i - 1]
+                            if c in _LOWER:
+                                # The commonest stop, decided here as ``_period_ends`` would: a
+                                # word of ASCII lower-case letters with no letter, dot or digit
+                                # before it, listed in none of the lists, ends its sentence unless
+                                # it opens it as an enumerator with no token after its ``.``.
+                                w = i - 1
+                                while w and m[w - 1] in _LOWER:
+                                    w -= 1
+                                if (
+                                    not w
+                                    or (b := m[w - 1]) in _BOUNDARY
+                                    or not (b.isalnum() or b == ".")
+                                ) and (word := m[w:i]) not in _LISTED:
+                                    if (
+                                        w == start
+                                        and _ENUMERATOR_RE.fullmatch(word)
+                                        and stop.start("att") == end
+                                    ):
+                                        pos = j
+                                        continue
+                                elif not _period_ends(m, start, i, stop.start("att"), end):
+                                    pos = j
+                                    continue
+                            elif (c.isalpha() or c in _WORD_DOT) and not _period_ends(
+                                m, start, i, stop.start("att"), end
+                            ):
+                                pos = j
+                                continue
                         question = m[i] in _QUESTION_MARKS
                     else:
                         run = m[i:j]
