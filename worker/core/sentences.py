@@ -43,6 +43,7 @@ Every step moves forward through the block: linear in its size (``python -m benc
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -163,8 +164,10 @@ def _after_word(words: frozenset[str]) -> str:
 #: decided by ``_period_ends``.
 _KEPT_OPEN = (
     rf"(?<=[A-Za-z]\.)(?!{_TERM_SET})"  # a cheap test first: most stops fail it
-    rf"(?:(?:{_after_word(NEVER_END)})(?!{_CLOSER_SET}*+\s*+{_TOKEN})"
-    rf"|(?:{_after_word(BEFORE_NUMBER)})\s++[0-9])"
+    # (each branch tests first what its every word needs: two letters or dots before the ``.``,
+    # a digit after the whitespace)
+    rf"(?:(?<=[A-Za-z.]{{2}}\.)(?:{_after_word(NEVER_END)})(?!{_CLOSER_SET}*+\s*+{_TOKEN})"
+    rf"|(?=\s++[0-9])(?:{_after_word(BEFORE_NUMBER)}))"
 )
 #: A ``.`` (just consumed) after five lower-case ASCII letters that make no listed word: no
 #: abbreviation, initial or enumerator can end so, so ``_period_ends`` need not be asked (the
@@ -222,6 +225,10 @@ _LISTED = NEVER_END | BEFORE_NUMBER | UNLESS_CAPITAL | {"al"}
 _ROMAN_MAX = 4
 #: An enumerator that starts a sentence without being a list marker (``a.``, ``iv.``).
 _ENUMERATOR_RE = re.compile(r"[a-z]|[ivx]{2,4}")
+#: The words ``_ENUMERATOR_RE`` matches whole (a set lookup where the word is known lower-case).
+_ENUMERATORS = frozenset(_LOWER) | frozenset(
+    "".join(p) for n in range(2, _ROMAN_MAX + 1) for p in itertools.product("ivx", repeat=n)
+)
 #: How a label may end: its emphasis marker, then ``.``, ``:`` or ``：`` (a cheap test first).
 _LABEL_ENDS = frozenset(a + b for a in "*_" for b in ".:：")
 #: A sentence that is one emphasis span (``**Core idea.**``, ``*Summary*:``): a label.
@@ -323,7 +330,7 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                                 ) and (word := m[w:i]) not in _LISTED:
                                     if (
                                         w == start
-                                        and _ENUMERATOR_RE.fullmatch(word)
+                                        and word in _ENUMERATORS
                                         and stop.start("att") == end
                                     ):
                                         pos = j
@@ -361,7 +368,10 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
             else:
                 if label >= 0:
                     start, label = label, -1
-                _emit(m, out, start, end, assertion)
+                if m[start].isalnum():  # a sentence (``_emit``'s first test, without a call)
+                    out.append((start, end, assertion))
+                else:
+                    _emit(m, out, start, end, assertion)
             break
         if first_only and out and out[-1][2]:
             return out
