@@ -550,15 +550,20 @@ class _Pairs:
         Either way, whitespace, a token, a hard break or the end must follow the closer, CJK
         terminators included (``回答了“谁？”的问题`` is one sentence)."""
         i = stop.start()
-        closed = _closers_end(stop)
-        k = _enclosing(self.paren_starts, self.paren_ends, i)
-        if k >= 0:
-            close = self.paren_ends[k]
-            if self.paren_starts[k] != start or closed <= close or not _follows(m, closed):
+        # ``_enclosing`` inlined, and the closers' end read only for a stop inside a pair: one
+        # call per stop here, most stops of a block with pairs being inside none.
+        closed = -1
+        starts = self.paren_starts
+        k = bisect_right(starts, i) - 1
+        if k >= 0 and starts[k] < i < (close := self.paren_ends[k]):
+            closed = _closers_end(stop)
+            if starts[k] != start or closed <= close or not _follows(m, closed):
                 return close + 1
-        k = _enclosing(self.quote_starts, self.quote_ends, i)
-        if k >= 0:
-            close = self.quote_ends[k]
+        starts = self.quote_starts
+        k = bisect_right(starts, i) - 1
+        if k >= 0 and starts[k] < i < (close := self.quote_ends[k]):
+            if closed < 0:
+                closed = _closers_end(stop)
             if closed <= close or not _follows(m, closed):
                 return close + 1
         return -1
