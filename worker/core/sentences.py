@@ -274,8 +274,9 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
     label = -1
     label_end = 0
     pos = 0
+    size = len(m)
     while True:
-        if pos == len(m):
+        if pos == size:
             break
         if m[pos].isspace():
             found = _NON_SPACE_RE.search(m, pos)
@@ -310,7 +311,7 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                     pos = end = stop.end("tail")
                     assertion = False
                 elif branch == "att":
-                    end = stop.end("att")
+                    k, end = stop.span("att")
                     j = stop.end("run")
                     if j - i == 1:
                         if m[i] == "." and i and stop.start("plain") < 0:
@@ -331,15 +332,15 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                                     if (
                                         w == start
                                         and word in _ENUMERATORS
-                                        and stop.start("att") == end
+                                        and k == end
                                     ):
                                         pos = j
                                         continue
-                                elif not _period_ends(m, start, i, stop.start("att"), end):
+                                elif not _period_ends(m, start, i, k, end):
                                     pos = j
                                     continue
                             elif (c.isalpha() or c in _WORD_DOT) and not _period_ends(
-                                m, start, i, stop.start("att"), end
+                                m, start, i, k, end
                             ):
                                 pos = j
                                 continue
