@@ -329,11 +329,7 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                                     or (b := m[w - 1]) in _BOUNDARY
                                     or not (b.isalnum() or b == ".")
                                 ) and (word := m[w:i]) not in _LISTED:
-                                    if (
-                                        w == start
-                                        and word in _ENUMERATORS
-                                        and k == end
-                                    ):
+                                    if w == start and word in _ENUMERATORS and k == end:
                                         pos = j
                                         continue
                                 elif not _period_ends(m, start, i, k, end):
