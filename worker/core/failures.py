@@ -42,3 +42,23 @@ class Failure(BaseModel):
     detail: str | None = None
     #: Only for ``malformed_output``: the redacted, cut raw text (contract §3.1).
     raw_excerpt: str | None = None
+
+
+_object_new = object.__new__
+_set = object.__setattr__
+
+
+def checked_failure(code: FailureCode, path: str, detail: str) -> Failure:
+    """``Failure(code=code, path=path, detail=detail)`` from values already of the fields' types,
+    built without running the validator: equal to it, the same fields set (a draft of many
+    uncited sentences builds one per sentence)."""
+    failure = _object_new(Failure)
+    _set(
+        failure,
+        "__dict__",
+        {"code": code, "path": path, "citation": None, "detail": detail, "raw_excerpt": None},
+    )
+    _set(failure, "__pydantic_fields_set__", {"code", "path", "detail"})
+    _set(failure, "__pydantic_extra__", None)
+    _set(failure, "__pydantic_private__", None)
+    return failure

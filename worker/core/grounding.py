@@ -77,7 +77,7 @@ class Judgement(NamedTuple):
     @property
     def failure_codes(self) -> list[str]:
         """The distinct failure codes found, sorted (for logs and metrics: never a citation)."""
-        return sorted({f.code.value for f in self.evaluation.failures})
+        return [code.value for code in sorted({f.code for f in self.evaluation.failures})]
 
     @property
     def resolutions(self) -> dict[CitationRef, Resolution]:

@@ -43,6 +43,7 @@ Every step moves forward through the block: linear in its size (``python -m benc
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -164,8 +165,10 @@ def _after_word(words: frozenset[str]) -> str:
 #: decided by ``_period_ends``.
 _KEPT_OPEN = (
     rf"(?<=[A-Za-z]\.)(?!{_TERM_SET})"  # a cheap test first: most stops fail it
-    rf"(?:(?:{_after_word(NEVER_END)})(?!{_CLOSER_SET}*+\s*+{_TOKEN})"
-    rf"|(?:{_after_word(BEFORE_NUMBER)})\s++[0-9])"
+    # (each branch tests first what its every word needs: two letters or dots before the ``.``,
+    # a digit after the whitespace)
+    rf"(?:(?<=[A-Za-z.]{{2}}\.)(?:{_after_word(NEVER_END)})(?!{_CLOSER_SET}*+\s*+{_TOKEN})"
+    rf"|(?=\s++[0-9])(?:{_after_word(BEFORE_NUMBER)}))"
 )
 #: A ``.`` (just consumed) after five lower-case ASCII letters that make no listed word: no
 #: abbreviation, initial or enumerator can end so, so ``_period_ends`` need not be asked (the
@@ -206,6 +209,10 @@ _NO_WORDS_RE = re.compile(rf"(?:{_TOKEN}|[\W_])*+")
 _DIGITS = frozenset("0123456789")
 #: Before a single ``.``, what may end an abbreviation or an enumerator: a dot, an ASCII digit.
 _WORD_DOT = frozenset(".0123456789")
+#: ASCII lower-case letters: the words the scanner decides without asking ``_period_ends``.
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+#: Common characters before a word that are no letter, dot or digit (a cheap test first).
+_BOUNDARY = frozenset(" \n\t([{\"'*_")
 #: The longest number that enumerates when it opens a sentence (``12.``, not ``2023.``).
 _ENUMERATOR_DIGITS = 3
 _TICKS_RE = re.compile(r"`+")
@@ -219,6 +226,10 @@ _LISTED = NEVER_END | BEFORE_NUMBER | UNLESS_CAPITAL | {"al"}
 _ROMAN_MAX = 4
 #: An enumerator that starts a sentence without being a list marker (``a.``, ``iv.``).
 _ENUMERATOR_RE = re.compile(r"[a-z]|[ivx]{2,4}")
+#: The words ``_ENUMERATOR_RE`` matches whole (a set lookup where the word is known lower-case).
+_ENUMERATORS = frozenset(_LOWER) | frozenset(
+    "".join(p) for n in range(2, _ROMAN_MAX + 1) for p in itertools.product("ivx", repeat=n)
+)
 #: How a label may end: its emphasis marker, then ``.``, ``:`` or ``：`` (a cheap test first).
 _LABEL_ENDS = frozenset(a + b for a in "*_" for b in ".:：")
 #: A sentence that is one emphasis span (``**Core idea.**``, ``*Summary*:``): a label.
@@ -264,8 +275,9 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
     label = -1
     label_end = 0
     pos = 0
+    size = len(m)
     while True:
-        if pos == len(m):
+        if pos == size:
             break
         if m[pos].isspace():
             found = _NON_SPACE_RE.search(m, pos)
@@ -300,18 +312,35 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                     pos = end = stop.end("tail")
                     assertion = False
                 elif branch == "att":
-                    end = stop.end("att")
+                    k, end = stop.span("att")
                     j = stop.end("run")
                     if j - i == 1:
-                        if (
-                            stop.start("plain") < 0
-                            and m[i] == "."
-                            and i
-                            and (m[i - 1].isalpha() or m[i - 1] in _WORD_DOT)  # else none
-                            and not _period_ends(m, start, i, stop.start("att"), end)
-                        ):
-                            pos = j
-                            continue
+                        if m[i] == "." and i and stop.start("plain") < 0:
+                            c = m[i - 1]
+                            if c in _LOWER:
+                                # The commonest stop, decided here as ``_period_ends`` would: a
+                                # word of ASCII lower-case letters with no letter, dot or digit
+                                # before it, listed in none of the lists, ends its sentence unless
+                                # it opens it as an enumerator with no token after its ``.``.
+                                w = i - 1
+                                while w and m[w - 1] in _LOWER:
+                                    w -= 1
+                                if (
+                                    not w
+                                    or (b := m[w - 1]) in _BOUNDARY
+                                    or not (b.isalnum() or b == ".")
+                                ) and (word := m[w:i]) not in _LISTED:
+                                    if w == start and word in _ENUMERATORS and k == end:
+                                        pos = j
+                                        continue
+                                elif not _period_ends(m, start, i, k, end):
+                                    pos = j
+                                    continue
+                            elif (c.isalpha() or c in _WORD_DOT) and not _period_ends(
+                                m, start, i, k, end
+                            ):
+                                pos = j
+                                continue
                         question = m[i] in _QUESTION_MARKS
                     else:
                         run = m[i:j]
@@ -337,7 +366,10 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
             else:
                 if label >= 0:
                     start, label = label, -1
-                _emit(m, out, start, end, assertion)
+                if m[start].isalnum():  # a sentence (``_emit``'s first test, without a call)
+                    out.append((start, end, assertion))
+                else:
+                    _emit(m, out, start, end, assertion)
             break
         if first_only and out and out[-1][2]:
             return out
@@ -516,15 +548,20 @@ class _Pairs:
         Either way, whitespace, a token, a hard break or the end must follow the closer, CJK
         terminators included (``回答了“谁？”的问题`` is one sentence)."""
         i = stop.start()
-        closed = _closers_end(stop)
-        k = _enclosing(self.paren_starts, self.paren_ends, i)
-        if k >= 0:
-            close = self.paren_ends[k]
-            if self.paren_starts[k] != start or closed <= close or not _follows(m, closed):
+        # ``_enclosing`` inlined, and the closers' end read only for a stop inside a pair: one
+        # call per stop here, most stops of a block with pairs being inside none.
+        closed = -1
+        starts = self.paren_starts
+        k = bisect_right(starts, i) - 1
+        if k >= 0 and starts[k] < i < (close := self.paren_ends[k]):
+            closed = _closers_end(stop)
+            if starts[k] != start or closed <= close or not _follows(m, closed):
                 return close + 1
-        k = _enclosing(self.quote_starts, self.quote_ends, i)
-        if k >= 0:
-            close = self.quote_ends[k]
+        starts = self.quote_starts
+        k = bisect_right(starts, i) - 1
+        if k >= 0 and starts[k] < i < (close := self.quote_ends[k]):
+            if closed < 0:
+                closed = _closers_end(stop)
             if closed <= close or not _follows(m, closed):
                 return close + 1
         return -1

@@ -42,7 +42,7 @@ from worker.core.claims.support import (
     check_cited,
 )
 from worker.core.claims.units import ClaimUnit, UnitKind
-from worker.core.failures import Failure, FailureCode
+from worker.core.failures import Failure, FailureCode, checked_failure
 from worker.core.messages.models import GroundingStatus
 from worker.core.messages.wire import WireParts
 
@@ -176,8 +176,23 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
     if policy.support is not SupportPolicy.OFF and sources is not None:
         index = index if index is not None else SourceIndex()
         reading = index, index.cited(sources)
+    uncited = UnitStatus.UNCITED
+    uncited_claim = FailureCode.UNCITED_CLAIM
+    sentence = UnitKind.SENTENCE
     for position, unit in enumerate(units):
         refs = unit.refs
+        if not refs:  # no citation at all (most units of a long uncited draft): as below, sooner
+            verdicts.append(_new(UnitVerdict, (unit, uncited)))
+            failures.append(
+                checked_failure(
+                    uncited_claim,
+                    unit.path,
+                    f"assertion sentence {unit.index + 1} has no citation"
+                    if unit.kind is sentence
+                    else "an assertion without any citation",
+                )
+            )
+            continue
         redact = hidden and not hidden.isdisjoint(refs)
         if not cites.isdisjoint(refs) and not (redact and hidden_only_group(unit.text, hidden)):
             # Cited: no verdict (redaction acts on the others). A sentence that also carries a
