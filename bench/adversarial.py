@@ -11,9 +11,10 @@ MiB (1 MiB is the default limit, ``GW_MAX_DRAFT_BYTES``; never over it). Each dr
 run, with the evidence from an in-memory corpus; its CPU time (``time.process_time``) is printed
 with the seconds per MiB (flat across sizes when linear) and, as the same-run baseline, how many
 times the JSON decode of the same bytes (``orjson.loads``) it costs. Exits 1 when any draft
-takes over ``--limit`` seconds of CPU. ``--gc paused`` decides as the worker does a batch, with
-the collector paused (its passes over a heap of many small objects grow with the draft). Not a
-test: timings depend on the machine.
+takes over ``--limit`` seconds of CPU. By default (``--gc paused``) it decides as the worker
+decides a batch and ``check`` a draft, with the collector paused; ``--gc on`` shows what the
+collector's passes over a heap of many small objects would add. Not a test: timings depend on
+the machine.
 """
 
 from __future__ import annotations
@@ -230,9 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--gc",
         choices=("on", "paused"),
-        default="on",
-        help="on: CPython's collector as is, as check runs (default); paused: the heap frozen "
-        "and no collection while a draft is decided, as the worker decides a batch",
+        default="paused",
+        help="paused (default): the heap frozen and no collection while a draft is decided, as "
+        "the worker decides a batch and check a draft; on: CPython's collector as is",
     )
     args = parser.parse_args(argv)
     if args.gc == "paused":

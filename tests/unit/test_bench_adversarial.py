@@ -43,7 +43,7 @@ def test_the_table_has_a_row_per_shape_and_size_then_the_max() -> None:
         for m in parsed
         if m and float(m["cpu"]) == top
     ]
-    assert last.removeprefix("max: ").removesuffix("; limit 1000.0 s; gc on") in worst
+    assert last.removeprefix("max: ").removesuffix("; limit 1000.0 s; gc paused") in worst
 
 
 def test_it_fails_when_a_draft_takes_longer_than_the_limit() -> None:
@@ -66,4 +66,4 @@ def test_it_fails_when_a_draft_takes_longer_than_the_limit() -> None:
         timeout=300,
     )
     assert done.returncode == 1, done.stdout
-    assert done.stdout.splitlines()[-1].endswith("limit 0.0 s; gc on")
+    assert done.stdout.splitlines()[-1].endswith("limit 0.0 s; gc paused")

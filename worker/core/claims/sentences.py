@@ -548,6 +548,7 @@ class _Pairs:
         Either way, whitespace, a token, a hard break or the end must follow the closer, CJK
         terminators included (``回答了“谁？”的问题`` is one sentence)."""
         i = stop.start()
+        colon = m[i] in ":\uff1a"  # a lead-in's colon inside a pair ends nothing, and hides nothing
         # ``_enclosing`` inlined, and the closers' end read only for a stop inside a pair: one
         # call per stop here, most stops of a block with pairs being inside none.
         closed = -1
@@ -556,14 +557,14 @@ class _Pairs:
         if k >= 0 and starts[k] < i < (close := self.paren_ends[k]):
             closed = _closers_end(stop)
             if starts[k] != start or closed <= close or not _follows(m, closed):
-                return close + 1
+                return i + 1 if colon else close + 1
         starts = self.quote_starts
         k = bisect_right(starts, i) - 1
         if k >= 0 and starts[k] < i < (close := self.quote_ends[k]):
             if closed < 0:
                 closed = _closers_end(stop)
             if closed <= close or not _follows(m, closed):
-                return close + 1
+                return i + 1 if colon else close + 1
         return -1
 
 
