@@ -9,19 +9,16 @@ import struct
 from pathlib import Path
 
 from testbed.cache import digest
-from testbed.layout import CACHE, ROOT, START_TIMEOUT_S, STATE, say
+from testbed.layout import CACHE, ROOT, STATE, say
 from testbed.net import recv_exact
 from testbed.ports import Ports
 from testbed.process import (
-    fail_fast,
-    group_alive,
-    kill_group,
-    pid_alive,
-    read_pid,
+    await_daemon,
     require_tool,
     run,
+    running_daemon,
     spawn,
-    wait_until,
+    stop_daemon,
 )
 
 HOME = STATE / "mongo"
@@ -90,24 +87,12 @@ def start(p: Ports) -> None:
         log,
         cwd=HOME,
     )  # fmt: skip
-    (HOME / "pid").write_text(f"{pid}\n")
-    wait_until(
-        "mongo",
-        lambda: (pid_alive(pid) or fail_fast("mongo", log)) and hello_ok(p["mongo"]),
-        log,
-        START_TIMEOUT_S,
-    )
+    await_daemon("mongo", pid, HOME, log, lambda: hello_ok(p["mongo"]))
 
 
 def running(p: Ports) -> int | None:
-    pid = read_pid(HOME / "pid")
-    if pid and pid_alive(pid) and hello_ok(p["mongo"]):
-        return pid
-    return None
+    return running_daemon(HOME, lambda: hello_ok(p["mongo"]))
 
 
 def stop(p: Ports) -> None:
-    pid = read_pid(HOME / "pid")
-    if pid and group_alive(pid):
-        kill_group(pid)
-    (HOME / "pid").unlink(missing_ok=True)
+    stop_daemon(HOME)

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from testbed.layout import STOP_TIMEOUT_S, ServiceError, say
+from testbed.layout import START_TIMEOUT_S, STOP_TIMEOUT_S, ServiceError, say
 
 
 def run(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
@@ -133,3 +133,28 @@ def kill_group(pgid: int, sig: int = signal.SIGTERM, timeout: float = STOP_TIMEO
             time.sleep(0.1)
     if group_alive(pgid):
         raise ServiceError(f"process group {pgid} survived SIGKILL")
+
+
+def await_daemon(name: str, pid: int, home: Path, log: Path, ready: Callable[[], bool]) -> None:
+    """Record ``pid`` in ``home/pid``, then wait (``START_TIMEOUT_S``) until ``ready()``; fail
+    at once, with the log's end, when the daemon dies first."""
+    (home / "pid").write_text(f"{pid}\n")
+    wait_until(
+        name, lambda: (pid_alive(pid) or fail_fast(name, log)) and ready(), log, START_TIMEOUT_S
+    )
+
+
+def running_daemon(home: Path, ready: Callable[[], bool]) -> int | None:
+    """The pid in ``home/pid`` when that process is alive and ``ready()``, else ``None``."""
+    pid = read_pid(home / "pid")
+    if pid and pid_alive(pid) and ready():
+        return pid
+    return None
+
+
+def stop_daemon(home: Path) -> None:
+    """Stop the process group recorded in ``home/pid`` (if alive) and forget it."""
+    pid = read_pid(home / "pid")
+    if pid and group_alive(pid):
+        kill_group(pid)
+    (home / "pid").unlink(missing_ok=True)
