@@ -85,17 +85,9 @@ def run_faust(templates_path: Path) -> None:
     from worker.stream.app import (  # noqa: PLC0415
         _new_app,
         _publisher,
-        message_to_incoming,
-        to_incoming,
+        wire_intake,
     )
-    from worker.stream.intake import (  # noqa: PLC0415
-        ConsumerLifetime,
-        DraftsChannel,
-        consumer_acknowledge,
-        feed_from_stream,
-        stream_acknowledge,
-    )
-    from worker.stream.take import Acknowledge, OverlappedTake  # noqa: PLC0415
+    from worker.stream.take import OverlappedTake  # noqa: PLC0415
 
     settings = Settings()
     use_event_loop(settings.event_loop)
@@ -103,15 +95,6 @@ def run_faust(templates_path: Path) -> None:
     templates = read(templates_path)
     topics = _topics(settings)
     app = _new_app(settings)
-
-    def new_take(lifetime: Any, acknowledge: Acknowledge) -> OverlappedTake[Any]:
-        return OverlappedTake(
-            lifetime,
-            settings.batch_size,
-            quiet=settings.batch_quiet_s,
-            max_wait=settings.batch_wait_s,
-            acknowledge=acknowledge,
-        )
 
     async def publish_batches(take: OverlappedTake[Any]) -> AsyncIterator[None]:
         publisher = _publisher(app)
@@ -129,39 +112,7 @@ def run_faust(templates_path: Path) -> None:
             await asyncio.gather(*futures)
             yield None
 
-    if settings.drafts_intake == "stream":
-        drafts = app.topic(
-            settings.topics.drafts,
-            key_type=bytes,
-            value_type=bytes,
-            key_serializer="raw",
-            value_serializer="raw",
-            partitions=settings.topic_partitions,
-        )
-
-        @app.agent(drafts, concurrency=1)
-        async def floor(stream: Any) -> AsyncIterator[None]:
-            take = new_take(stream, stream_acknowledge(stream))
-            feed_from_stream(stream, take, to_incoming)
-            async for _ in publish_batches(take):
-                yield None
-
-    else:
-        channel_take = new_take(ConsumerLifetime(app), consumer_acknowledge(app))
-        app.intake_channels = (
-            DraftsChannel(
-                app,
-                settings.topics.drafts,
-                partitions=settings.topic_partitions,
-                take=channel_take,
-                convert=message_to_incoming,
-            ),
-        )
-
-        @app.task  # type: ignore[untyped-decorator]
-        async def floor_task() -> None:
-            async for _ in publish_batches(channel_take):
-                pass
+    wire_intake(app, settings, publish_batches)
 
     worker = faust.Worker(
         app, loglevel="WARNING", quiet=True, override_logging=False, redirect_stdouts=False

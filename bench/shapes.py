@@ -12,10 +12,8 @@ wires it) and keeps each draft's records by role. The floor cycles through them.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,11 +24,12 @@ from bench import corpus as bench_corpus
 from bench import drafts as bench_drafts
 from worker.core.citations.evidence import EvidenceKind, EvidenceRecord
 from worker.core.claims.policy import PolicyBook
-from worker.core.messages.records import Headers, Incoming, OutRecord
+from worker.core.messages.records import Incoming, OutRecord
 from worker.core.ports import InMemoryEvidenceStore
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stores.rows import parse_document, parse_sql_row
+from worker.stream.memory import MemoryBulkPublisher
 from worker.stream.pipeline import BatchProcessor
 from worker.stream.turn_table import FaustTurnStore
 
@@ -49,34 +48,6 @@ class _Table:
 
     def send_changelog(self, *args: Any, **kwargs: Any) -> None:
         return None
-
-
-class _Recorder:
-    """A publisher that keeps every record handed over and acknowledges it at once."""
-
-    def __init__(self) -> None:
-        self.records: list[tuple[str, bytes | None, bytes, Headers, int | None]] = []
-
-    def _done(self) -> asyncio.Future[object]:
-        fut: asyncio.Future[object] = asyncio.get_running_loop().create_future()
-        fut.set_result(None)
-        return fut
-
-    async def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes,
-        headers: Headers,
-        partition: int | None = None,
-    ) -> asyncio.Future[object]:
-        self.records.append((topic, key, value, tuple(headers), partition))
-        return self._done()
-
-    async def send_many(
-        self, records: Sequence[tuple[str, bytes | None, bytes, Headers, int | None]]
-    ) -> list[asyncio.Future[object]]:
-        return [await self.send(*r) for r in records]
 
 
 def _evidence(rows: dict[str, Any]) -> InMemoryEvidenceStore:
@@ -107,7 +78,7 @@ async def templates(drafts: int = 200, batch: int = 100) -> list[list[tuple[str,
         t.ledger: "ledger",
         CHANGELOG: "changelog",
     }
-    recorder = _Recorder()
+    recorder = MemoryBulkPublisher()  # keeps every record, acknowledges it at once
     turns = FaustTurnStore(_Table(), defer_changelog=True)
     processor = BatchProcessor(
         settings=settings,

@@ -291,12 +291,25 @@ def _wire_agent(
     partitions: FaustPartitions,
     adapters: _Adapters,
 ) -> None:
-    """The intake of ``agent.drafts`` (``GW_DRAFTS_INTAKE``), batches into :class:`DraftLoop`.
+    """The intake of ``agent.drafts``, its batches into :class:`DraftLoop`."""
+    wire_intake(
+        app,
+        adapters.settings,
+        lambda take: _run_batches(app, take, state, partitions, adapters),
+    )
+
+
+def wire_intake(
+    app: WorkerApp,
+    settings: Settings,
+    run: Callable[[OverlappedTake[Incoming]], AsyncIterator[None]],
+) -> None:
+    """The intake of ``agent.drafts`` (``GW_DRAFTS_INTAKE``): a take whose batches ``run`` handles.
 
     ``stream``: a Faust agent whose stream feeds the take; ``channel``: a conductor channel feeds
-    it and an app task runs the batches (``worker.stream.intake``).
+    it and an app task runs the batches (``worker.stream.intake``). The benchmark's floor
+    (``bench/floor.py``) is wired by this too, so it reads drafts exactly as the worker does.
     """
-    settings = adapters.settings
 
     def new_take(lifetime: Any, acknowledge: Acknowledge) -> OverlappedTake[Incoming]:
         return OverlappedTake(
@@ -325,7 +338,7 @@ def _wire_agent(
             # batch.
             take = new_take(stream, stream_acknowledge(stream))
             feed_from_stream(stream, take, to_incoming)
-            async for _ in _run_batches(app, take, state, partitions, adapters):
+            async for _ in run(take):
                 yield None
 
         return
@@ -343,7 +356,7 @@ def _wire_agent(
 
     @app.task  # type: ignore[untyped-decorator]
     async def take_drafts() -> None:
-        async for _ in _run_batches(app, take, state, partitions, adapters):
+        async for _ in run(take):
             pass
 
 
