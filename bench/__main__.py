@@ -153,6 +153,9 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
         "baselines": {},
         "worker": {},
     }
+    stale = await corpus.remove_stale(settings)
+    if stale:
+        log(f"removed {stale} evidence rows and documents left by an earlier run that was killed")
     base = 7 * 10**15 + random.randrange(10**6) * 10**6
     doc["stores"] = {}
     async with seeded(settings, doc, "tenants_1", run_tag + "a", 1, base) as one:

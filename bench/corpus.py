@@ -22,6 +22,8 @@ from worker.stores.migrate import apply_migrations, ensure_mongo_indexes
 from worker.stores.mongo import MongoEvidence
 from worker.stores.postgres import PostgresEvidence
 
+#: Every benchmark tenant's id starts with this (``remove_stale``).
+TENANT_PREFIX = "bench-"
 #: Per tenant: ids are ``base + tenant * TENANT_STRIDE + offset``.
 TENANT_STRIDE = 10_000
 OBS_PER_TENANT = 300
@@ -72,7 +74,7 @@ def build(
     rows: dict[str, list[Any]] = {"observations": [], "events": [], "documents": []}
     tenants = []
     for t in range(n_tenants):
-        tenant_id = f"bench-{run_tag}-t{t:02d}"
+        tenant_id = f"{TENANT_PREFIX}{run_tag}-t{t:02d}"
         first = base + t * TENANT_STRIDE
         visible: list[tuple[str, int, str]] = []
         hidden: list[int] = []
@@ -190,3 +192,27 @@ async def remove(settings: Settings, corpus: Corpus) -> None:
         await mongo.database[settings.documents_collection].delete_many(
             {"_id": {"$gte": low, "$lt": high}}
         )
+
+
+async def remove_stale(settings: Settings) -> int:
+    """Delete the evidence of earlier runs that never removed theirs (a run killed midway).
+
+    FerretDB scans its whole collection for each ``find``, so a killed run's documents would slow
+    every store call of the runs after it. Returns how many rows and documents went.
+    """
+    like = TENANT_PREFIX + "%"  # no LIKE wildcard in the prefix
+    removed = 0
+    async with (
+        PostgresEvidence.connect(settings) as pg,
+        MongoEvidence.connect(settings) as mongo,
+    ):
+        for table in (settings.observations_table, settings.events_table):
+            status = await pg.pool.execute(
+                f"DELETE FROM {quote_identifier(table)} WHERE tenant_id LIKE $1", like
+            )
+            removed += int(status.split()[-1])
+        gone = await mongo.database[settings.documents_collection].delete_many(
+            {"tenant_id": {"$regex": "^" + TENANT_PREFIX}}
+        )
+        removed += gone.deleted_count
+    return removed
