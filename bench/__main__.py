@@ -19,12 +19,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import corpus, report, scenarios, shapes
+from bench import corpus, kafka_io, report, scenarios, shapes
 from worker.settings import Settings
 
 #: Fixed offered rates of the latency points, drafts/s per worker process.
 RATES_FULL = (250.0, 500.0)
 RATES_QUICK = (500.0,)
+#: More topics than this on the broker at start: warn (a test run's leftovers load the broker).
+BUSY_BROKER_TOPICS = 200
 #: The rate of the headline's p99 figures.
 HEADLINE_RATE = 500.0
 
@@ -153,6 +155,14 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
         "baselines": {},
         "worker": {},
     }
+    topics = await kafka_io.topic_count(settings.kafka_bootstrap_servers)
+    doc["meta"]["broker_topics_at_start"] = topics
+    if topics > BUSY_BROKER_TOPICS:
+        log(
+            f"warning: the broker already holds {topics} topics (a test run's?); its background "
+            "work on their partitions shares the cores and is measured too. "
+            "`scripts/services clean` gives a fresh test bed."
+        )
     stale = await corpus.remove_stale(settings)
     if stale:
         log(f"removed {stale} evidence rows and documents left by an earlier run that was killed")

@@ -51,6 +51,16 @@ async def delete_topics(bootstrap: str, prefixes: Iterable[str]) -> None:
         await admin.close()
 
 
+async def topic_count(bootstrap: str) -> int:
+    """How many topics the broker holds (its background work grows with their partitions)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        return len(await admin.list_topics())
+    finally:
+        await admin.close()
+
+
 def _producer(bootstrap: str, linger_ms: int = 5) -> AIOKafkaProducer:
     return AIOKafkaProducer(
         bootstrap_servers=bootstrap,
