@@ -198,7 +198,8 @@ async def remove_stale(settings: Settings) -> int:
     """Delete the evidence of earlier runs that never removed theirs (a run killed midway).
 
     FerretDB scans its whole collection for each ``find``, so a killed run's documents would slow
-    every store call of the runs after it. Returns how many rows and documents went.
+    every store call of the runs after it. Migrates first (idempotent), as ``seed`` does. Returns
+    how many rows and documents went.
     """
     like = TENANT_PREFIX + "%"  # no LIKE wildcard in the prefix
     removed = 0
@@ -206,6 +207,7 @@ async def remove_stale(settings: Settings) -> int:
         PostgresEvidence.connect(settings) as pg,
         MongoEvidence.connect(settings) as mongo,
     ):
+        await apply_migrations(pg.pool, settings)  # a fresh database has no tables yet
         for table in (settings.observations_table, settings.events_table):
             status = await pg.pool.execute(
                 f"DELETE FROM {quote_identifier(table)} WHERE tenant_id LIKE $1", like

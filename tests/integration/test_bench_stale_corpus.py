@@ -6,8 +6,11 @@ collection for every ``find``, so its leftovers would slow every store call of t
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
+import asyncpg
 from pymongo.asynchronous.database import AsyncDatabase
 
 from bench import corpus as bench_corpus
@@ -39,3 +42,21 @@ async def test_stale_benchmark_evidence_is_removed_and_other_tenants_kept(
         assert kept == len(tenant.observations)
         kept_docs = await mongo_db[docs].count_documents({"tenant_id": tenant.tenant_id})
         assert kept_docs == len(tenant.documents)
+
+
+async def test_a_fresh_database_without_tables_is_migrated_not_an_error(
+    pg_pool: Any, postgres_dsn: str, mongo_url: str, settings_for: Any
+) -> None:
+    name = f"bench_fresh_{secrets.token_hex(4)}"
+    await pg_pool.execute(f"CREATE DATABASE {name}")
+    try:
+        dsn = urlunsplit(urlsplit(postgres_dsn)._replace(path="/" + name))
+        fresh: Settings = settings_for(dsn, mongo_url)
+        assert await bench_corpus.remove_stale(fresh) >= 0
+        conn = await asyncpg.connect(dsn)
+        try:
+            assert await conn.fetchval(f"SELECT count(*) FROM {fresh.observations_table}") == 0
+        finally:
+            await conn.close()
+    finally:
+        await pg_pool.execute(f"DROP DATABASE {name} WITH (FORCE)")
