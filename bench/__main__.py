@@ -25,6 +25,11 @@ from worker.settings import Settings
 #: Fixed offered rates of the latency points, drafts/s per worker process.
 RATES_FULL = (250.0, 500.0)
 RATES_QUICK = (500.0,)
+#: ``BENCH_MONGO`` (set by scripts/bench): the server the evidence documents are on.
+MONGO_SERVERS = {
+    "ferretdb": "FerretDB 1.24 on SQLite (the test bed's; scans the collection for each find)",
+    "memory": "mongo-java-server 1.46, in memory (the test bed's optional mongo-memory)",
+}
 #: More topics than this on the broker at start: warn (a test run's leftovers load the broker).
 BUSY_BROKER_TOPICS = 200
 #: The rate of the headline's p99 figures.
@@ -135,6 +140,7 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
             "interpreter": report.interpreter(),
             "git": report.git_revision(),
             "kafka": settings.kafka_bootstrap_servers,
+            "mongo": mongo_server(),
         },
         "settings": {
             "batch_size": a.batch_size,
@@ -347,14 +353,22 @@ async def full_extras(
         }
 
 
+def mongo_server() -> str:
+    """Which MongoDB-protocol server holds the evidence documents (``BENCH_MONGO``)."""
+    chosen = os.environ.get("BENCH_MONGO", "")
+    return MONGO_SERVERS.get(chosen, "the server at MONGO_URL")
+
+
 def main(argv: list[str] | None = None) -> int:
     a = parse(sys.argv[1:] if argv is None else argv)
     # A fresh topic has no leader for a moment: the client retries and says so; that is no news.
     logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
     log("interpreter: " + report.interpreter_line(report.interpreter()))
+    log("evidence documents on: " + mongo_server())
     doc = asyncio.run(run(a))
     print(report.table(doc))
     print(f"interpreter: {report.interpreter_line(doc['meta']['interpreter'])}")
+    print(f"evidence documents on: {doc['meta']['mongo']}")
     print(f"results: {doc['meta']['files']['json']}  plot: {doc['meta']['files']['svg']}")
     print(report.headline_line(doc["headline"]))
     return 0

@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
-from testbed import kafka, mongo, postgres
-from testbed.layout import SERVICES, STATE, ServiceError, say
+from testbed import kafka, mongo, mongo_memory, postgres
+from testbed.layout import OPTIONAL_SERVICES, SERVICES, STATE, ServiceError, say
 from testbed.net import port_free, port_open
 from testbed.ports import PORT_ENV, Ports, choose_ports, ports
 
@@ -33,13 +33,16 @@ TABLE = {
     "kafka": Service(kafka.start, kafka.stop, kafka.running, "kafka"),
     "postgres": Service(postgres.start, postgres.stop, postgres.running, "postgres"),
     "mongo": Service(mongo.start, mongo.stop, mongo.running, "mongo"),
+    "mongo-memory": Service(
+        mongo_memory.start, mongo_memory.stop, mongo_memory.running, "mongo_memory"
+    ),
 }
 
 
 def ports_for_start() -> Ports:
     """The recorded ports while anything of this bed runs, else ports chosen afresh."""
     p = ports()
-    if any(TABLE[name].running(p) for name in SERVICES):
+    if any(TABLE[name].running(p) for name in SERVICES + OPTIONAL_SERVICES):
         return p
     return choose_ports()
 
@@ -81,6 +84,7 @@ def env_lines(p: Ports) -> list[str]:
         f"export KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:{p['kafka']}",
         f"export POSTGRES_DSN=postgresql://postgres@127.0.0.1:{p['postgres']}/grounding",
         f"export MONGO_URL=mongodb://127.0.0.1:{p['mongo']}/",
+        f"export MONGO_MEMORY_URL=mongodb://127.0.0.1:{p['mongo_memory']}/",
         *kafka.secure_env(p),
     ]
 
@@ -96,6 +100,9 @@ def up() -> int:
 
 def down() -> int:
     p = ports()
+    for name in OPTIONAL_SERVICES:
+        if TABLE[name].running(p):
+            stop_one(name, p)
     for name in reversed(SERVICES):
         stop_one(name, p)
     return 0
@@ -103,16 +110,19 @@ def down() -> int:
 
 def status_line(name: str, pid: int | None, port: int) -> str:
     where = f"127.0.0.1:{port}"
-    return f"{name:9} {'running' if pid else 'stopped':8} {where:16} pid {pid or '-'}"
+    return f"{name:13} {'running' if pid else 'stopped':8} {where:16} pid {pid or '-'}"
 
 
 def status() -> int:
-    """One line per service; exit status 3 when any is stopped."""
+    """One line per service (an optional one only while it runs); exit status 3 when any of
+    ``up``'s services is stopped."""
     p = ports()
     down_count = 0
-    for name in SERVICES:
+    for name in SERVICES + OPTIONAL_SERVICES:
         service = TABLE[name]
         pid = service.running(p)
+        if pid is None and name in OPTIONAL_SERVICES:
+            continue
         print(status_line(name, pid, p[service.port_key]))
         down_count += pid is None
     return 0 if down_count == 0 else 3

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from testbed import bed
-from testbed.layout import SERVICES, ServiceError, locked, say
+from testbed.layout import OPTIONAL_SERVICES, SERVICES, ServiceError, locked, say
 from testbed.ports import ports
 
 USAGE = """\
@@ -23,8 +23,10 @@ usage: scripts/services COMMAND [SERVICE]
   down               stop every service; no process is left behind (data is kept)
   status             tell what runs, on which port, with which pid
   env                print the connection settings as shell `export` lines
-  stop SERVICE       stop one service (kafka | postgres | mongo), keeping its data and port
-  start SERVICE      start one service again on the same port with the same data
+  stop SERVICE       stop one service (kafka | postgres | mongo | mongo-memory), keeping its data
+                     and port
+  start SERVICE      start one service again on the same port with the same data (or, for
+                     mongo-memory, at all: `up` leaves it out)
   clean              `down`, then delete all state (data, logs) of this checkout's test bed
 
 Services (all on 127.0.0.1). Ports are chosen when nothing of this checkout runs: the variable's
@@ -40,6 +42,10 @@ value when set, else the default, or the next free one in steps of 10 when anoth
             database `grounding`.                  TESTBED_POSTGRES_PORT (15432)
   mongo     FerretDB 1.24 on SQLite, built from services/ferretdb with the Go module proxy.
                                                    TESTBED_MONGO_PORT (27018)
+  mongo-memory  optional, not started by `up`: mongo-java-server's in-memory backend, jars from
+            Maven Central via services/mongo-java-server/pom.xml; answers a find by _id without
+            FerretDB's collection scan (for `BENCH_MONGO=memory scripts/bench`); keeps nothing
+            on disk.                               TESTBED_MONGO_MEMORY_PORT (27038)
 
 State, pids and logs live in .services/ in the repository root. Downloads and builds are cached in
 ~/.cache/grounding-worker/ (plus Maven's ~/.m2 and Go's caches), so a warm `up` takes seconds.
@@ -70,8 +76,9 @@ def parse(argv: list[str]) -> Command:
     """The command `argv` asks for, or UsageError with the text to print."""
     command, rest = argv[0], argv[1:]
     if command in {"start", "stop"}:
-        if len(rest) != 1 or rest[0] not in SERVICES:
-            raise UsageError(f"usage: scripts/services {command} {'|'.join(SERVICES)}")
+        known = SERVICES + OPTIONAL_SERVICES
+        if len(rest) != 1 or rest[0] not in known:
+            raise UsageError(f"usage: scripts/services {command} {'|'.join(known)}")
         return Command(command, rest[0])
     if rest or (command != "env" and command not in WHOLE_BED):
         raise UsageError(USAGE)

@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 STATE = ROOT / ".services"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "grounding-worker"
 SERVICES = ("kafka", "postgres", "mongo")
+#: Started only when named (`scripts/services start NAME`); `down` and `status` cover them too.
+OPTIONAL_SERVICES = ("mongo-memory",)
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 30.0
 

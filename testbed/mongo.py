@@ -46,25 +46,30 @@ def ferretdb_binary() -> Path:
     return binary
 
 
-def hello_request() -> bytes:
-    """OP_MSG {hello: 1, $db: admin}, as the server reads it off the wire."""
-    doc = bson_doc(b"\x10hello\x00" + struct.pack("<i", 1) + b"\x02$db\x00" + bson_str(b"admin"))
+def hello_request(command: bytes = b"hello") -> bytes:
+    """OP_MSG {<command>: 1, $db: admin}, as the server reads it off the wire."""
+    doc = bson_doc(
+        b"\x10" + command + b"\x00" + struct.pack("<i", 1) + b"\x02$db\x00" + bson_str(b"admin")
+    )
     msg = struct.pack("<I", 0) + b"\x00" + doc
     header = struct.pack("<iiii", 16 + len(msg), 1, 0, 2013)
     return header + msg
 
 
-def hello_ok(port: int) -> bool:
-    """Send OP_MSG {hello: 1, $db: admin} and check for ok: 1 in the reply."""
+def hello_ok(port: int, command: bytes = b"hello") -> bool:
+    """Send OP_MSG {<command>: 1, $db: admin} and check for ok: 1 in the reply (a double, or
+    an int32 as mongo-java-server answers; it knows ``isMaster`` but not ``hello``)."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
             s.settimeout(2)
-            s.sendall(hello_request())
+            s.sendall(hello_request(command))
             size = struct.unpack("<i", recv_exact(s, 4))[0]
             body = recv_exact(s, size - 4)
     except (OSError, struct.error):
         return False
-    return b"ok\x00\x00\x00\x00\x00\x00\x00\xf0?" in body  # {ok: 1.0}
+    return (
+        b"\x01ok\x00\x00\x00\x00\x00\x00\x00\xf0?" in body or b"\x10ok\x00\x01\x00\x00\x00" in body
+    )
 
 
 def bson_str(b: bytes) -> bytes:

@@ -22,6 +22,7 @@ DEFAULT_PORTS: Ports = {
     "kafka_secure": 19094,
     "postgres": 15432,
     "mongo": 27018,
+    "mongo_memory": 27038,
 }
 PORT_ENV = {
     "kafka": "TESTBED_KAFKA_PORT",
@@ -29,6 +30,7 @@ PORT_ENV = {
     "kafka_secure": "TESTBED_KAFKA_SECURE_PORT",
     "postgres": "TESTBED_POSTGRES_PORT",
     "mongo": "TESTBED_MONGO_PORT",
+    "mongo_memory": "TESTBED_MONGO_MEMORY_PORT",
 }
 _STEPS = 50
 

@@ -32,7 +32,8 @@ def test_known_commands_parse(argv: list[str], expected: cli.Command) -> None:
 def test_start_and_stop_name_exactly_one_known_service(argv: list[str]) -> None:
     with pytest.raises(cli.UsageError) as caught:
         cli.parse(argv)
-    assert str(caught.value) == f"usage: scripts/services {argv[0]} kafka|postgres|mongo"
+    names = "kafka|postgres|mongo|mongo-memory"
+    assert str(caught.value) == f"usage: scripts/services {argv[0]} {names}"
 
 
 @pytest.mark.parametrize("argv", [["bogus"], ["env", "extra"], ["up", "kafka"]])
@@ -60,7 +61,8 @@ def test_a_usage_error_takes_no_lock(
 
     monkeypatch.setattr(cli, "locked", no_lock)
     assert cli.main(["stop", "redis"]) == 2
-    assert capsys.readouterr().err == "usage: scripts/services stop kafka|postgres|mongo\n"
+    names = "kafka|postgres|mongo|mongo-memory"
+    assert capsys.readouterr().err == f"usage: scripts/services stop {names}\n"
 
 
 def test_the_entry_point_runs_the_package_from_any_directory(tmp_path: Path) -> None:
@@ -82,4 +84,4 @@ def test_the_entry_point_runs_the_package_from_any_directory(tmp_path: Path) -> 
         check=False,
     )
     assert (wrong.returncode, wrong.stdout) == (2, "")
-    assert wrong.stderr == "usage: scripts/services start kafka|postgres|mongo\n"
+    assert wrong.stderr == "usage: scripts/services start kafka|postgres|mongo|mongo-memory\n"

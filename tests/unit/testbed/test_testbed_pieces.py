@@ -15,7 +15,14 @@ import pytest
 from testbed import bed, kafka, mongo, process
 from testbed.layout import ServiceError
 
-PORTS = {"kafka": 1, "kafka_controller": 2, "kafka_secure": 3, "postgres": 4, "mongo": 5}
+PORTS = {
+    "kafka": 1,
+    "kafka_controller": 2,
+    "kafka_secure": 3,
+    "postgres": 4,
+    "mongo": 5,
+    "mongo_memory": 6,
+}
 
 
 def test_env_lines_before_the_broker_made_its_credentials(
@@ -26,6 +33,7 @@ def test_env_lines_before_the_broker_made_its_credentials(
         "export KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:1",
         "export POSTGRES_DSN=postgresql://postgres@127.0.0.1:4/grounding",
         "export MONGO_URL=mongodb://127.0.0.1:5/",
+        "export MONGO_MEMORY_URL=mongodb://127.0.0.1:6/",
     ]
 
 
@@ -36,7 +44,7 @@ def test_env_lines_name_the_sasl_ssl_listener_once_it_has_credentials(
     (tmp_path / "tls").mkdir()
     (tmp_path / "tls" / ".complete").touch()
     (tmp_path / "secrets.json").write_text(json.dumps({"sasl_password": "pw"}))
-    assert bed.env_lines(PORTS)[3:] == [
+    assert bed.env_lines(PORTS)[4:] == [
         "export TESTBED_KAFKA_SASL_SSL_SERVERS=127.0.0.1:3",
         "export TESTBED_KAFKA_SASL_USERNAME=gw-test",
         "export TESTBED_KAFKA_SASL_PASSWORD=pw",
@@ -54,8 +62,10 @@ def test_secrets_are_made_once_and_private(tmp_path: Path) -> None:
 
 
 def test_status_lines_keep_their_columns() -> None:
-    assert bed.status_line("kafka", 42, 19092) == "kafka     running  127.0.0.1:19092  pid 42"
-    assert bed.status_line("mongo", None, 27018) == "mongo     stopped  127.0.0.1:27018  pid -"
+    assert bed.status_line("kafka", 42, 19092) == "kafka         running  127.0.0.1:19092  pid 42"
+    assert bed.status_line("mongo", None, 27018) == "mongo         stopped  127.0.0.1:27018  pid -"
+    wide = bed.status_line("mongo-memory", 7, 27038)
+    assert wide == "mongo-memory  running  127.0.0.1:27038  pid 7"
 
 
 def test_every_placeholder_of_the_broker_properties_is_filled(

@@ -62,5 +62,7 @@ def test_a_record_missing_a_port_gets_it_and_keeps_the_rest(
     old = {"kafka": 29092, "kafka_controller": 29093, "postgres": 25432, "mongo": 37018}
     (state / "ports.json").write_text(json.dumps(old))
     monkeypatch.setenv("TESTBED_KAFKA_SECURE_PORT", "29094")
-    assert ports.ports() == {**old, "kafka_secure": 29094}
-    assert json.loads((state / "ports.json").read_text()) == {**old, "kafka_secure": 29094}
+    monkeypatch.setenv("TESTBED_MONGO_MEMORY_PORT", "37038")
+    added = {"kafka_secure": 29094, "mongo_memory": 37038}
+    assert ports.ports() == {**old, **added}
+    assert json.loads((state / "ports.json").read_text()) == {**old, **added}
