@@ -14,8 +14,8 @@ import socket
 import struct
 from pathlib import Path
 
-from testbed.cache import digest
-from testbed.layout import CACHE, ROOT, STATE, say
+from testbed.layout import ROOT, STATE
+from testbed.maven import class_path
 from testbed.net import recv_exact
 from testbed.ports import Ports
 from testbed.process import (
@@ -50,25 +50,7 @@ def metadata_ok(port: int) -> bool:
 
 def jars() -> Path:
     """The broker's class path, copied from Maven Central once per version of the pom."""
-    pom = ROOT / "services/kafka/pom.xml"
-    lib = CACHE / f"kafka-{digest(pom)}" / "lib"
-    if (lib / ".complete").exists():
-        return lib
-    require_tool("mvn", "maven")
-    require_tool("java", "openjdk-17-jre-headless")
-    say("kafka: fetching the broker's jars with Maven (cached afterwards)")
-    tmp = lib.with_name("lib.partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    run(
-        [
-            "mvn", "-B", "-q", "-f", str(pom), "dependency:copy-dependencies",
-            f"-DoutputDirectory={tmp}", "-DincludeScope=runtime",
-        ]
-    )  # fmt: skip
-    (tmp / ".complete").touch()
-    shutil.rmtree(lib, ignore_errors=True)
-    tmp.rename(lib)
-    return lib
+    return class_path("kafka", ROOT / "services/kafka/pom.xml", "kafka")
 
 
 def bed_secrets(home: Path) -> dict[str, str]:

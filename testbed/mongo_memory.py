@@ -8,17 +8,14 @@ the worker's latency; it holds nothing on disk, so a restart starts empty.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from testbed.cache import digest
-from testbed.layout import CACHE, ROOT, STATE, say
+from testbed.layout import ROOT, STATE
+from testbed.maven import class_path
 from testbed.mongo import hello_ok
 from testbed.ports import Ports
 from testbed.process import (
     await_daemon,
-    require_tool,
-    run,
     running_daemon,
     spawn,
     stop_daemon,
@@ -30,25 +27,7 @@ SOURCES = ROOT / "services/mongo-java-server"
 
 def jars() -> Path:
     """The server's class path, copied from Maven Central once per version of the pom."""
-    pom = SOURCES / "pom.xml"
-    lib = CACHE / f"mongo-java-server-{digest(pom)}" / "lib"
-    if (lib / ".complete").exists():
-        return lib
-    require_tool("mvn", "maven")
-    require_tool("java", "openjdk-17-jre-headless")
-    say("mongo-memory: fetching mongo-java-server's jars with Maven (cached afterwards)")
-    tmp = lib.with_name("lib.partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    run(
-        [
-            "mvn", "-B", "-q", "-f", str(pom), "dependency:copy-dependencies",
-            f"-DoutputDirectory={tmp}", "-DincludeScope=runtime",
-        ]
-    )  # fmt: skip
-    (tmp / ".complete").touch()
-    shutil.rmtree(lib, ignore_errors=True)
-    tmp.rename(lib)
-    return lib
+    return class_path("mongo-memory", SOURCES / "pom.xml", "mongo-java-server")
 
 
 def start(p: Ports) -> None:
