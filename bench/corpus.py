@@ -16,11 +16,13 @@ import random
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from worker.core.citations.evidence import EvidenceKind, EvidenceRecord
 from worker.settings import Settings
 from worker.stores.identifiers import quote_identifier
 from worker.stores.migrate import apply_migrations, ensure_mongo_indexes
 from worker.stores.mongo import MongoEvidence
 from worker.stores.postgres import PostgresEvidence
+from worker.stores.rows import parse_document, parse_sql_row
 
 #: Every benchmark tenant's id starts with this (``remove_stale``).
 TENANT_PREFIX = "bench-"
@@ -126,6 +128,19 @@ def build(
             )
         )
     return Corpus(base=base, tenants=tuple(tenants)), rows
+
+
+def records(rows: dict[str, Any]) -> dict[str, list[EvidenceRecord]]:
+    """The rows as the stores' adapters parse them, by tenant (observations, events, documents,
+    each in row order): the corpus for an in-memory evidence store."""
+    found: dict[str, list[EvidenceRecord]] = {}
+    for table, kind in (("observations", EvidenceKind.OBS), ("events", EvidenceKind.EVT)):
+        for ident, tenant, acl, revoked, text in rows[table]:
+            row = {"id": ident, "acl": acl, "revoked_at": revoked, "summary": text}
+            found.setdefault(tenant, []).append(parse_sql_row(table, kind, row))
+    for doc in rows["documents"]:
+        found.setdefault(doc["tenant_id"], []).append(parse_document("documents", doc))
+    return found
 
 
 async def seed(settings: Settings, rows: dict[str, Any]) -> None:

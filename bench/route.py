@@ -50,7 +50,6 @@ from aiokafka.producer.message_accumulator import BatchBuilder
 from bench import corpus as bench_corpus
 from bench import drafts as bench_drafts
 from worker.core import batch as core_batch
-from worker.core.citations.evidence import EvidenceKind, EvidenceRecord
 from worker.core.claims.policy import PolicyBook
 from worker.core.envelope.draft import EnvelopeRejection
 from worker.core.grounding import admit, judge
@@ -61,7 +60,6 @@ from worker.kafka.publisher import ProducerPublisher
 from worker.runtime.logs import configure_logging
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
-from worker.stores.rows import parse_document, parse_sql_row
 from worker.stream.app import PRODUCER_BATCH_BYTES as BATCH_BYTES
 from worker.stream.faust_internals import RocksPartitions
 from worker.stream.pipeline import BatchProcessor
@@ -108,15 +106,7 @@ class _Kafka:
 def inputs(batches: int, size: int) -> tuple[InMemoryEvidenceStore, list[list[Incoming]]]:
     """The corpus as an in-memory store and the mix's drafts in batches."""
     corpus, rows = bench_corpus.build("route", 1, 5_000_000)
-    evidence: dict[str, list[EvidenceRecord]] = {}
-    for table, kind in (("observations", EvidenceKind.OBS), ("events", EvidenceKind.EVT)):
-        for ident, tenant, acl, revoked, text in rows[table]:
-            rec = parse_sql_row(
-                table, kind, {"id": ident, "acl": acl, "revoked_at": revoked, "summary": text}
-            )
-            evidence.setdefault(tenant, []).append(rec)
-    for doc in rows["documents"]:
-        evidence.setdefault(doc["tenant_id"], []).append(parse_document("documents", doc))
+    evidence = bench_corpus.records(rows)
     mix = bench_drafts.MixGenerator(corpus.tenants, run_id=0x7011E, seed=11)
     out: list[list[Incoming]] = []
     offset = 0

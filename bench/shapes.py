@@ -22,13 +22,11 @@ import structlog.testing
 
 from bench import corpus as bench_corpus
 from bench import drafts as bench_drafts
-from worker.core.citations.evidence import EvidenceKind, EvidenceRecord
 from worker.core.claims.policy import PolicyBook
 from worker.core.messages.records import Incoming, OutRecord
 from worker.core.ports import InMemoryEvidenceStore
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
-from worker.stores.rows import parse_document, parse_sql_row
 from worker.stream.memory import MemoryBulkPublisher
 from worker.stream.pipeline import BatchProcessor
 from worker.stream.turn_table import FaustTurnStore
@@ -51,16 +49,7 @@ class _Table:
 
 
 def _evidence(rows: dict[str, Any]) -> InMemoryEvidenceStore:
-    evidence: dict[str, list[EvidenceRecord]] = {}
-    for table, kind in (("observations", EvidenceKind.OBS), ("events", EvidenceKind.EVT)):
-        for ident, tenant, acl, revoked, text in rows[table]:
-            rec = parse_sql_row(
-                table, kind, {"id": ident, "acl": acl, "revoked_at": revoked, "summary": text}
-            )
-            evidence.setdefault(tenant, []).append(rec)
-    for doc in rows["documents"]:
-        evidence.setdefault(doc["tenant_id"], []).append(parse_document("documents", doc))
-    return InMemoryEvidenceStore(evidence)
+    return InMemoryEvidenceStore(bench_corpus.records(rows))
 
 
 async def templates(drafts: int = 200, batch: int = 100) -> list[list[tuple[str, bytes]]]:

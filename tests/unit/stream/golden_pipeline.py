@@ -181,19 +181,10 @@ def build_inputs() -> dict[str, Any]:
 
     bench_drafts.datetime = FixedClock  # type: ignore[misc]  # produced_at, deterministic
     corpus, rows = bench_corpus.build("golden", 3, 5_000_000)
-    from worker.core.citations.evidence import EvidenceKind  # noqa: PLC0415
-    from worker.stores.rows import parse_document, parse_sql_row  # noqa: PLC0415
-
-    evidence: dict[str, list[Any]] = {}
-    for table, kind in (("observations", EvidenceKind.OBS), ("events", EvidenceKind.EVT)):
-        for ident, tenant, acl, revoked, text in rows[table]:
-            rec = parse_sql_row(
-                table, kind, {"id": ident, "acl": acl, "revoked_at": revoked, "summary": text}
-            )
-            evidence.setdefault(tenant, []).append(orjson.loads(rec.model_dump_json()))
-    for doc in rows["documents"]:
-        rec = parse_document("documents", doc)
-        evidence.setdefault(doc["tenant_id"], []).append(orjson.loads(rec.model_dump_json()))
+    evidence: dict[str, list[Any]] = {
+        tenant: [orjson.loads(rec.model_dump_json()) for rec in recs]
+        for tenant, recs in bench_corpus.records(rows).items()
+    }
     from worker.stores.demo import load_corpus  # noqa: PLC0415
     from worker.tools.evidence_fixture import corpus_records  # noqa: PLC0415
 
