@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
+import itertools
 import sys
-import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from pathlib import Path
 from typing import Any
@@ -125,6 +124,7 @@ async def run_raw(templates_path: Path) -> None:
     """Consume -> the same records with plain aiokafka; acknowledged per batch, commit ~1/s."""
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer  # noqa: PLC0415 - per mode
 
+    from bench.relay import relay  # noqa: PLC0415
     from worker.kafka.topic_specs import FRAMING_BYTES  # noqa: PLC0415
     from worker.settings import Settings  # noqa: PLC0415
     from worker.stream.app import PRODUCER_BATCH_BYTES  # noqa: PLC0415
@@ -151,38 +151,12 @@ async def run_raw(templates_path: Path) -> None:
         max_batch_size=PRODUCER_BATCH_BYTES,
         max_request_size=4 * settings.max_draft_bytes + FRAMING_BYTES,
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await consumer.start()
-    await producer.start()
-    try:
-        last_commit = time.monotonic()
-        n = 0
-        while not stop.is_set():
-            got = await consumer.getmany(
-                timeout_ms=round(settings.batch_wait_s * 1000), max_records=settings.batch_size
-            )
-            futures = []
-            for msgs in got.values():
-                for m in msgs:
-                    for topic, key, value, headers, partition in records_for(
-                        templates, n, m.key, list(m.headers), m.partition, topics
-                    ):
-                        futures.append(
-                            await producer.send(
-                                topic, value, key=key, headers=list(headers), partition=partition
-                            )
-                        )
-                    n += 1
-            await asyncio.gather(*futures)
-            if futures and time.monotonic() - last_commit >= 1.0:
-                await consumer.commit()
-                last_commit = time.monotonic()
-    finally:
-        await consumer.stop()
-        await producer.stop()
+    counter = itertools.count()
+
+    def out_of(m: Any) -> list[OutRecord]:
+        return records_for(templates, next(counter), m.key, list(m.headers), m.partition, topics)
+
+    await relay(consumer, producer, out_of, wait_s=settings.batch_wait_s, batch=settings.batch_size)
 
 
 def main(argv: list[str]) -> None:

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import sys
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -28,6 +26,7 @@ async def run_raw(src: str, dst: str, group: str, batch: int, wait_s: float) -> 
     """Consume -> produce, acknowledge the sends, commit about once a second."""
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer  # noqa: PLC0415 - per mode
 
+    from bench.relay import relay  # noqa: PLC0415
     from worker.settings import Settings  # noqa: PLC0415
 
     bootstrap = Settings().kafka_bootstrap_servers
@@ -42,28 +41,13 @@ async def run_raw(src: str, dst: str, group: str, batch: int, wait_s: float) -> 
     producer = AIOKafkaProducer(
         bootstrap_servers=bootstrap, acks="all", max_request_size=4 * MAX_DRAFT + FRAMING
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await consumer.start()
-    await producer.start()
-    try:
-        last_commit = time.monotonic()
-        while not stop.is_set():
-            got = await consumer.getmany(timeout_ms=int(wait_s * 1000), max_records=batch)
-            futures = [
-                await producer.send(dst, m.value, key=m.key, headers=list(m.headers))
-                for msgs in got.values()
-                for m in msgs
-            ]
-            await asyncio.gather(*futures)
-            if futures and time.monotonic() - last_commit >= 1.0:
-                await consumer.commit()
-                last_commit = time.monotonic()
-    finally:
-        await consumer.stop()
-        await producer.stop()
+    await relay(
+        consumer,
+        producer,
+        lambda m: ((dst, m.key, m.value, m.headers, None),),
+        wait_s=wait_s,
+        batch=batch,
+    )
 
 
 def run_faust(
