@@ -52,15 +52,22 @@ from worker.core.citations.extraction import Tokens, cite, find_overlong_ids
 from worker.core.citations.lookalikes import lookalike_paths
 from worker.core.citations.quotes import check_quotes
 from worker.core.citations.redaction import redact_text
+from worker.core.citations.rendered import RenderGate, rendered_lookalike_paths, titles_to_hide
+from worker.core.claims.gate import gate_claims, gate_output, gate_sources
 from worker.core.claims.policy import LostSupportPolicy, TenantPolicy
-from worker.core.claims.status import check_claim_units, hidden_places, redact_output
+from worker.core.claims.status import (
+    check_claim_units,
+    hidden_places,
+    lost_citation_keeps,
+    redact_output,
+)
 from worker.core.claims.support import SourceIndex, SupportResult
 from worker.core.claims.typed import ClaimCheck, check_claims, contradictions
 from worker.core.claims.units import ClaimUnit, claim_units
 from worker.core.envelope.canonical import Malformed, canonicalize
 from worker.core.envelope.draft import Draft
 from worker.core.failures import Failure, FailureCode
-from worker.core.messages.models import LedgerSupport
+from worker.core.messages.models import GroundingStatus, LedgerSupport
 from worker.core.messages.wire import WireParts
 from worker.core.outputs.validation import SCHEMA_FIELDS, validate_output
 
@@ -160,6 +167,8 @@ def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
             ],
         )
     lookalikes = lookalike_paths(output) if validated.maybe_lookalike else []
+    if not lookalikes:  # what the renderer shows (rule 2): the raw scan above misses shapes
+        lookalikes = rendered_lookalike_paths(output)
     if lookalikes:
         detail = "a citation look-alike: write citations exactly as [OBS-1], [DOC-2] or [EVT-3]"
         return _stopped(
@@ -229,15 +238,9 @@ def evaluate(
     resolved, sources, rows = _per_id(
         resolutions, paths, evidence, first_quote, worst, visible=visible
     )
+    texts = _source_texts(resolved, evidence, first_quote, worst)
     verdicts, claims, refused, support = check_claim_units(
-        prepared.units,
-        resolved,
-        hidden,
-        resolutions,
-        policy,
-        failures,
-        _source_texts(resolved, evidence, first_quote, worst),
-        index,
+        prepared.units, resolved, hidden, resolutions, policy, failures, texts, index
     )
     if support.of_ref:  # the ledger rows, in order of first citation like the resolutions
         of_ref = support.of_ref
@@ -264,15 +267,19 @@ def evaluate(
         else None
     )
     replaced: list[int] = []  # rule 5 outside the claim units (headings, questions, titles...)
+    omit = policy.lost_support is LostSupportPolicy.OMIT
     redacted = redact_output(
         output,
         verdicts,
         hidden,
         policy.hedge_sentence,
         places=places,
-        omit=policy.lost_support is LostSupportPolicy.OMIT,
+        omit=omit,
         replaced=replaced,
+        keeps=lost_citation_keeps(resolved, texts, index) if hidden else None,
     )
+    if hidden:  # the last word: what a reader is shown (rule 5, ``claims.gate``)
+        redacted = _gate(redacted, claims, sources, hidden, resolved, evidence, policy, replaced)
     if replaced and policy.lost_support is LostSupportPolicy.REFUSE:
         refused = True
     return Evaluation(
@@ -287,6 +294,37 @@ def evaluate(
         resolutions=resolutions,
         unit_support=support.of_unit,
     )
+
+
+def _gate(  # noqa: PLR0917 -- the published parts the gate reads, in place
+    redacted: dict[str, Any],
+    claims: WireParts,
+    sources: WireParts,
+    hidden: frozenset[CitationRef],
+    resolved: Mapping[CitationRef, object],
+    evidence: Mapping[CitationRef, EvidenceRecord],
+    policy: TenantPolicy,
+    replaced: list[int],
+) -> dict[str, Any]:
+    """Rule 5's last check of everything published (``worker.core.claims.gate``): the redacted
+    output (returned, mended), the claims and the sources (mended in place)."""
+    doc = EvidenceKind.DOC
+    titles = titles_to_hide(
+        [evidence[r].title for r in hidden if r.kind is doc and r in evidence],
+        [evidence[r].title for r in resolved if r.kind is doc],
+    )
+    gate = RenderGate(hidden, titles)
+    omit = policy.lost_support is LostSupportPolicy.OMIT
+    words = "" if omit else policy.hedge_sentence
+    hedged = (
+        None
+        if omit
+        else {"text": words, "citations": [], "grounding_status": GroundingStatus.HEDGED}
+    )
+    redacted = gate_output(redacted, gate, words, replaced)
+    replaced.extend([1] * gate_claims(claims, gate, hedged))
+    gate_sources(sources, gate)
+    return redacted
 
 
 _VERIFIED = frozenset({QuoteCheck.EXACT, QuoteCheck.TOLERANT})

@@ -26,13 +26,13 @@ Decisions:
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
 from collections.abc import Container, Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NamedTuple
 
 from worker.core.citations.evidence import HIDDEN, CitationRef, EvidenceKind, Resolution
 from worker.core.citations.redaction import remove_tokens, replace_spans, without_lookalikes
+from worker.core.claims.hidden_words import Keeps, hidden_only_group, word_spans
 from worker.core.claims.policy import LostSupportPolicy, SupportPolicy, TenantPolicy
 from worker.core.claims.support import (
     Cited,
@@ -93,30 +93,7 @@ def unit_status(
         return UnitStatus.CITED
     if not hidden:
         return UnitStatus.FAILED
-    if unit.kind is UnitKind.PROPOSAL or policy is LostSupportPolicy.REFUSE:
-        return UnitStatus.REFUSED
-    return UnitStatus.HEDGED if policy is LostSupportPolicy.HEDGE else UnitStatus.OMITTED
-
-
-#: A group of citation tokens: tokens with nothing but whitespace between them.
-_GROUP_RE = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]+\](?:\s*\[(?:OBS|DOC|EVT)-[0-9]+\])*")
-_TOKEN_PARTS = re.compile(r"\[(OBS|DOC|EVT)-([0-9]+)\]")
-
-
-def hidden_only_group(text: str, hidden: Iterable[CitationRef]) -> bool:
-    """Whether ``text`` carries a group of citation tokens every one of whose ids is hidden
-    (contract rule 5: the words of such a sentence are never published, even when another group
-    of the sentence cites a visible source)."""
-    hidden = set(hidden)
-    if "[" not in text:
-        return False
-    for group in _GROUP_RE.findall(text):
-        refs = {
-            CitationRef(_KINDS[kind], int(ident)) for kind, ident in _TOKEN_PARTS.findall(group)
-        }
-        if refs <= hidden:
-            return True
-    return False
+    return _lost(unit, policy)
 
 
 class Support(NamedTuple):
@@ -174,8 +151,8 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
     # units; ``None``: no check (``support: off``), and no index made for it.
     reading: tuple[SourceIndex, dict[CitationRef, Cited]] | None = None
     if policy.support is not SupportPolicy.OFF and sources is not None:
-        index = index if index is not None else SourceIndex()
-        reading = index, index.cited(sources)
+        reading = _reading(index, sources)
+    checking = reading  # made on first need where the policy turns the check off
     uncited = UnitStatus.UNCITED
     uncited_claim = FailureCode.UNCITED_CLAIM
     sentence = UnitKind.SENTENCE
@@ -207,26 +184,28 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
             if reading is not None:
                 result = _support(unit, text, cited, reading, support, position)
                 claim["support"] = result.level
-                if enforce and result.level is SupportLevel.UNSUPPORTED:
+            elif redact:  # rule 5 asks rule 6b even where the policy turns it off
+                checking = checking or _reading(index, sources)
+                result = check_cited(
+                    text,
+                    cited,
+                    checking[1],
+                    checking[0],
+                    words_accuse=unit.kind is not UnitKind.PROPOSAL,
+                )
+            if not redact or result.level is SupportLevel.SUPPORTED:
+                if reading is not None and enforce and result.level is SupportLevel.UNSUPPORTED:
                     failures.append(_unsupported(unit, result))
-            claims.append(claim)
-            continue
-        status = unit_status(unit, resolutions, lost)
+                claims.append(claim)
+                continue
+            # It lost a citation and its visible sources do not support it alone: its words
+            # may come from the hidden one (rule 5), so they go by the policy.
+            status = _lost(unit, lost)
+        else:
+            status = unit_status(unit, resolutions, lost)
         verdicts.append(_new(UnitVerdict, (unit, status)))
         if status is hedged_status:
             claims.append(hedged)
-        elif status is UnitStatus.UNCITED:
-            failures.append(
-                Failure(
-                    code=FailureCode.UNCITED_CLAIM,
-                    path=unit.path,
-                    detail=(
-                        f"assertion sentence {unit.index + 1} has no citation"
-                        if unit.kind is UnitKind.SENTENCE
-                        else "an assertion without any citation"
-                    ),
-                )
-            )
         elif status is UnitStatus.REFUSED:
             refused = True
             failures.append(
@@ -237,6 +216,44 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
                 )
             )
     return verdicts, claims, refused, support
+
+
+def _reading(
+    index: SourceIndex | None, sources: Mapping[CitationRef, str] | None
+) -> tuple[SourceIndex, dict[CitationRef, Cited]]:
+    """The source index and each resolved ref's text as rule 6b reads it."""
+    index = index if index is not None else SourceIndex()
+    return index, index.cited(sources or {})
+
+
+def _lost(unit: ClaimUnit, policy: LostSupportPolicy) -> UnitStatus:
+    """The status of a unit whose support went with a hidden citation (rule 7's policy; a
+    proposal is the whole output: refused)."""
+    if unit.kind is UnitKind.PROPOSAL or policy is LostSupportPolicy.REFUSE:
+        return UnitStatus.REFUSED
+    return UnitStatus.HEDGED if policy is LostSupportPolicy.HEDGE else UnitStatus.OMITTED
+
+
+def lost_citation_keeps(
+    resolved: Mapping[CitationRef, object],
+    sources: Mapping[CitationRef, str],
+    index: SourceIndex | None = None,
+) -> Keeps:
+    """Rule 5 for a sentence outside the claim units that lost a citation (a heading, a title,
+    a question...): it keeps its words only where rule 6b finds it ``supported`` by the visible
+    sources it still cites (``resolved``: the draft's visible resolved refs)."""
+    checking: tuple[SourceIndex, dict[CitationRef, Cited]] | None = None
+
+    def keeps(text: str, refs: tuple[CitationRef, ...]) -> bool:
+        nonlocal checking
+        cited = [ref for ref in refs if ref in resolved]
+        if not cited:
+            return False
+        checking = checking or _reading(index, sources)
+        result = check_cited(text, cited, checking[1], checking[0])
+        return result.level is SupportLevel.SUPPORTED
+
+    return keeps
 
 
 def _support(  # noqa: PLR0917 -- one cited unit's part of check_claim_units's state
@@ -292,78 +309,29 @@ class _Hidden(NamedTuple):
     words: str | None = None
     #: One entry per sentence whose words were replaced (rule 5 outside claim units).
     replaced: list[int] | None = None
+    #: Whether a sentence that lost a citation keeps its words (rule 5: supported by its
+    #: visible sources); ``None``: every such sentence keeps them.
+    keeps: Keeps | None = None
 
 
 def _hidden(
-    refs: frozenset[CitationRef], words: str | None = None, replaced: list[int] | None = None
+    refs: frozenset[CitationRef],
+    words: str | None = None,
+    replaced: list[int] | None = None,
+    keeps: Keeps | None = None,
 ) -> _Hidden:
     return _Hidden(
-        refs, frozenset([f"[{ref.kind.value}-{ref.id}]" for ref in refs]), words, replaced
+        refs, frozenset([f"[{ref.kind.value}-{ref.id}]" for ref in refs]), words, replaced, keeps
     )
 
 
-#: Where rule 5's finest sentences end: at every terminator (with its closing quotes or brackets)
-#: followed by whitespace or the end, whatever abbreviation or parenthesis surrounds it, and at
-#: every line break, and at a table cell's pipes; a ``<br>`` or a backslash hard break after a
-#: terminator counts as whitespace (rule 7 ends a sentence there too).
-_FINE_END_RE = re.compile(
-    r"[.!?。！？‽][\"'”’)\]*]*(?=\s|$|<[bB][rR][\s/>]|\\\n)|[。！？]|\n|(?=\|)|(?<=\|)"
-)
-#: What a line may start with before its words: indentation, block-quote, list, heading and
-#: table markers (kept when the words go).
-#: Spaces and tabs from a position (always matches, possibly empty).
-_blanks_end = re.compile(r"[ \t]*").match
-_LINE_MARKS_RE = re.compile(r"[ \t]*(?:(?:>|[-*+]|[0-9]{1,9}[.)]|#{1,6}|\|)[ \t]*)*")
-
-
-def _end_of(match: re.Match[str] | None) -> int:
-    return match.end() if match is not None else -1
-
-
-def _token_hidden(token: str, texts: frozenset[str]) -> bool:
-    if token in texts:
-        return True
-    return token[5] == "0" and f"{token[:5]}{token[5:-1].lstrip('0') or '0'}]" in texts
-
-
 def _hidden_word_spans(text: str, hidden: _Hidden) -> list[tuple[int, int, str]]:
-    """Contract rule 5 wherever claim units do not reach it (headings, titles, questions,
-    lead-ins, code, table headers): the finest sentence around each group of citation tokens
-    whose ids are all hidden, as a replacement of its words by ``hidden.words``. Tokens that
-    directly follow a terminator belong to the sentence it ends."""
-    spans: list[tuple[int, int, str]] = []
-    ends: list[int] | None = None
-    for group in _GROUP_RE.finditer(text):
-        if not all(_token_hidden(t, hidden.texts) for t in _find_tokens(group.group())):
-            continue
-        if ends is None:
-            ends = [m.end() for m in _FINE_END_RE.finditer(text)]
-        start, stop = group.start(), group.end()
-        i = bisect_right(ends, start)  # by bisection: many groups must not make it quadratic
-        prev = ends[i - 1] if i else 0
-        if prev and text[prev - 1] != "\n" and _end_of(_blanks_end(text, prev)) >= start:
-            # ``Claim. [DOC-9]``: the group ends the sentence before it
-            k = bisect_left(ends, prev)
-            begin = ends[k - 1] if k else 0
-        else:
-            begin = prev
-            j = bisect_right(ends, stop)
-            stop = ends[j] if j < len(ends) else len(text)
-        if text[begin : begin + 1] == "\n":
-            begin += 1
-        marks = _LINE_MARKS_RE.match(text, begin)
-        if marks is not None and (begin == 0 or text[begin - 1] == "\n"):
-            begin = marks.end()
-        while begin < stop and text[begin] in " \t":
-            begin += 1
-        end = stop - 1 if text[stop - 1 : stop] == "\n" else stop
-        while end > begin and text[end - 1] in " \t":
-            end -= 1
-        if spans and begin < spans[-1][1]:
-            begin = spans[-1][0]
-            end = max(end, spans[-1][1])
-            spans.pop()
-        spans.append((begin, end, hidden.words or ""))
+    """Contract rule 5 in every position (headings, titles, questions, lead-ins, code, table
+    headers as well as claim units): the finest sentence around each group of citation tokens
+    whose ids are all hidden, and each other sentence that lost a citation and that
+    ``hidden.keeps`` does not keep, as a replacement of its words by ``hidden.words``
+    (``worker.core.claims.hidden_words``)."""
+    spans = word_spans(text, hidden.refs, hidden.words or "", hidden.keeps)
     if spans and hidden.replaced is not None:
         hidden.replaced.extend(range(len(spans)))
     return spans
@@ -465,6 +433,7 @@ def redact_output(
     *,
     omit: bool = False,
     replaced: list[int] | None = None,
+    keeps: Keeps | None = None,
 ) -> dict[str, Any]:
     """The agent output as it may be shown to the principal (contract §3.5, §3.7).
 
@@ -472,12 +441,13 @@ def redact_output(
     ``places``: the ``hidden_places`` of every occurrence of a hidden ref; ``None`` means
     anywhere (all rebuilt). A sentence outside the claim units that carries a hidden-only group
     of tokens (a heading, a question, a title...) has its words replaced by ``hedge_sentence``
-    (``""`` with ``omit``), one entry added to ``replaced`` for each (rule 5).
+    (``""`` with ``omit``), one entry added to ``replaced`` for each (rule 5); so has every other
+    sentence carrying a hidden token that ``keeps`` does not keep (``lost_citation_keeps``).
     """
     spans, items = _actions(verdicts, hedge_sentence)
     if not hidden_refs and not spans and not items:
         return output
-    hidden = _hidden(hidden_refs, "" if omit else hedge_sentence, replaced)
+    hidden = _hidden(hidden_refs, "" if omit else hedge_sentence, replaced, keeps)
     out: dict[str, Any] = {}
     acted = {key for key, _ in items}
     for key, value in output.items():

@@ -1,0 +1,357 @@
+"""What a reader sees of a published string: the last check of rules 2 and 5 (contract §3.2, §3.5).
+
+A string is rendered by the reference renderer (cmark-gfm, GFM tables, raw HTML allowed: the
+worst case of a UI) and its visible text is read as a reader reads it; that text, not the raw
+string, is searched for citations. Every earlier pass works on the raw text or on the parsed
+structure; this one is the last word, so a shape they miss (link syntax inside a token, inline
+HTML, a confusable digit, a right-to-left override) is still caught here.
+
+The visible text (decided, ``docs/decisions.md``): cmark-gfm's HTML with every tag-like
+construct removed the way the most lenient reader removes it — a tag, a processing instruction,
+a declaration or CDATA ends at its first ``>`` (a browser's bogus comment; a quoted ``>`` inside
+an attribute ends nothing earlier than that), a comment at its first ``-->`` or ``--!>`` — then
+character references decoded. That leaves at least what any browser shows (it hides script and
+style elements; this shows them), so the search can only see more than a reader does, never
+less. An image shows its ``alt`` text in its place, and ``title`` attributes count as shown.
+
+The reader's form of that text: Unicode bidi reordering (ICU), NFKC, format, combining and
+other default-ignorable characters dropped, every decimal digit of any script read as its
+value, bracket and dash look-alikes folded, then each character's UTS #39 confusable skeleton
+(ICU's ``SpoofChecker``, which carries Unicode's ``confusables.txt``) and case folding. In that
+form a citation reads ``[`` kind ``-``? digits ``]`` (whitespace allowed around the parts), where
+the digits are the skeletons of ``0``-``9`` (so ``O`` reads as zero and ``l`` as one).
+
+- ``shows_lookalike``: the string shows a citation that it does not hold as a token of the
+  grammar (``[DOC-[](#)3002]``, ``[DOC-ЗОО2]``, ``&#91;DOC-3002]``): rule 2's look-alike.
+- ``shows_hidden``: the string shows a hidden id, any look-alike, or a hidden document's title:
+  what rule 5 never lets through to a reader.
+
+Linear: one C-level render, one C-level strip and one translation of the text, then one regex.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from html import unescape
+from typing import Any, NamedTuple
+
+import cmarkgfm
+import icu
+
+from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.citations.extraction import TOKEN_RE, walk_strings
+
+__all__ = [
+    "SKELETON_SOURCE",
+    "RenderGate",
+    "reader_form",
+    "rendered_lookalike_paths",
+    "shown_citations",
+    "shows_lookalike",
+    "visible_text",
+]
+
+#: Where the confusable skeletons come from (``docs/decisions.md`` records it).
+SKELETON_SOURCE = f"ICU {icu.ICU_VERSION} (Unicode {icu.UNICODE_VERSION}) SpoofChecker"
+
+_OPTIONS = cmarkgfm.Options.CMARK_OPT_UNSAFE  # raw HTML passes through: the worst case
+_EXTENSIONS = ("table",)
+#: Every tag-like construct of the rendered HTML, ended as the most lenient reader ends it (see
+#: the module docstring): a comment at ``-->`` or ``--!>`` (or at once: ``<!-->``), anything
+#: else that a browser reads as markup at its first ``>``. An unclosed one stays text (shown).
+_LENIENT_MARKUP = re.compile(r"<!--(?:-?>|.*?--!?>)|<[A-Za-z/!?][^>]*+>", re.DOTALL)
+#: The same as a browser's tokenizer reads a tag: a ``>`` inside a quoted attribute value ends
+#: nothing (``<span title="a>b">``). Both readings are searched: removing less of a tag can
+#: part what removing all of it joins.
+_QUOTED_MARKUP = re.compile(
+    r"""<!--(?:-?>|.*?--!?>)|<[!?][^>]*+>|</?[A-Za-z][^\s/>]*+(?:[^>"']++|"[^"]*+"|'[^']*+')*+>""",
+    re.DOTALL,
+)
+#: An ``alt`` (shown in an image's place) or ``title`` (shown apart, as a tooltip) attribute,
+#: as cmark-gfm writes it (double quotes) or a raw HTML author may (single quotes, none).
+_SHOWN_ATTRIBUTE = re.compile(
+    r"""\s(alt|title)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.IGNORECASE
+)
+_BIDI = icu.Bidi.DO_MIRRORING | icu.Bidi.REMOVE_BIDI_CONTROLS
+_SPOOF = icu.SpoofChecker()
+#: Bracket look-alikes NFKC and the skeletons leave apart from ``[`` and ``]``.
+_OPEN_LIKE = "【〔〖〘〚⟦⁅❲⦋⦍⦏⟬⟮⸢⸤︗︹︻﹝"
+_CLOSE_LIKE = "】〕〗〙〛⟧⁆❳⦌⦎⦐⟭⟯⸣⸥︘︺︼﹞"
+#: Dashes and what is drawn as one (Unicode's ``Pd``, minus signs, box-drawing rules, the
+#: modifier minus, the prolonged sound mark the skeletons map ``—`` to).
+DASH_LIKE = (
+    "-\u058a\u05be\u1400\u1806\u2010\u2011\u2012\u2013\u2014\u2015\u2e17\u2e1a\u2e3a\u2e3b"
+    "\u2e40\u2e5d\u301c\u3030\u30a0\ufe31\ufe32\ufe58\ufe63\uff0d\U00010ead"
+    "\u2212\u02d7\u2500\u2501\u2043\u30fc\uff70\u2796\u23af\u2014\u207b\u208b"
+)
+#: Default-ignorable code points that are neither format characters nor marks (drawn as
+#: nothing): the Hangul fillers, unassigned ones.
+_IGNORABLE = re.compile("[\u115f\u1160\u3164\uffa0\u2065\ufff0-\ufff8\U000e0000-\U000e0fff]")
+_DROP = frozenset({"Cf", "Mn", "Me"})
+
+
+def _skeleton(c: str) -> str:
+    """One character's confusable skeleton, case-folded (twice: folding may change which
+    prototype applies, ``I`` -> ``l`` must come before folding)."""
+    once = _SPOOF.getSkeleton(0, c).casefold()
+    return "".join(_SPOOF.getSkeleton(0, x).casefold() for x in once)
+
+
+def _reader_char(c: str) -> str:
+    """The reader's form of one character (see the module docstring)."""
+    normal = unicodedata.normalize("NFKC", c)
+    if normal != c:
+        return "".join(map(_reader_char, normal))
+    if c == "\n":
+        return "\n"
+    if c.isspace() or c == "\u2800":  # a Braille blank is drawn as a space
+        return " "
+    if unicodedata.category(c) in _DROP or _IGNORABLE.match(c):
+        return ""
+    if c in _OPEN_LIKE:
+        return "["
+    if c in _CLOSE_LIKE:
+        return "]"
+    if c in DASH_LIKE:
+        return "-"
+    digit = unicodedata.decimal(c, None)
+    if digit is not None:
+        c = str(digit)
+    folded = _skeleton(c)
+    return "".join("-" if x in _DASH_FORMS else x for x in folded)
+
+
+class _ReaderTable(dict[int, str]):
+    """``str.translate``'s table of the reader's form, filled on first sight of a character."""
+
+    def __missing__(self, code: int) -> str:
+        form = _reader_char(chr(code))
+        self[code] = form
+        return form
+
+
+_DASH_FORMS = frozenset(_skeleton(c) for c in DASH_LIKE) - {""}
+_TABLE = _ReaderTable()
+for _code in range(128):  # ASCII up front, one character each (``m`` is no ``rn`` here)
+    _form = _reader_char(chr(_code))
+    _TABLE[_code] = _form if len(_form) == 1 else chr(_code).casefold()
+#: The same for ASCII text as a byte table: ``bytes.translate`` runs in C, one step a byte.
+_ASCII_TABLE = bytes(ord(_TABLE[_code]) for _code in range(128)) + bytes(range(128, 256))
+#: The digits in the reader's form, and the value each one reads as.
+_DIGIT_OF = {_TABLE[ord(d)]: d for d in "0123456789"}
+_DIGITS = "".join(sorted(_DIGIT_OF))
+#: A citation as the reader's form shows it.
+_READING = re.compile(rf"\[\s*(obs|doc|evt)\s*(?:-\s*)?([{re.escape(_DIGITS)}]+)\s*\]")
+_KINDS = {"obs": EvidenceKind.OBS, "doc": EvidenceKind.DOC, "evt": EvidenceKind.EVT}
+_TO_ASCII_DIGITS = str.maketrans(_DIGIT_OF)
+_READER_DIGITS = str.maketrans({d: r for r, d in _DIGIT_OF.items()})
+_SPACES = re.compile(r"\s+")
+_ASCII_BYTES = bytes(range(128))
+_RUNS = re.compile(r"[\x00-\x7f]+|[^\x00-\x7f]+")
+#: Characters that can make a line's drawn order differ from its logical order: right-to-left
+#: letters and digits (Hebrew, Arabic, Syriac, Thaana, N'Ko...) and the explicit bidi controls.
+#: Without any, a left-to-right paragraph is drawn in logical order.
+_REORDERS = re.compile(
+    "[\u0590-\u08ff\u200e\u200f\u202a-\u202e\u2066-\u2069\ufb1d-\ufdff\ufe70-\ufefc"
+    "\U00010800-\U00010fff\U0001e800-\U0001efff]"
+)
+
+
+def reader_form(text: str) -> str:
+    """``text`` as a reader reads it, for comparison (see the module docstring)."""
+    if text.isascii():
+        return text.encode().translate(_ASCII_TABLE).decode()
+    # ASCII runs in C, the rest through the table (most text is mostly ASCII).
+    return "".join(
+        run.encode().translate(_ASCII_TABLE).decode() if run.isascii() else run.translate(_TABLE)
+        for run in _RUNS.findall(unicodedata.normalize("NFKC", text))
+    )
+
+
+def visible_text(markdown: str) -> str:
+    """What cmark-gfm's rendering of ``markdown`` shows, markup removed as the most lenient
+    reader removes it (see the module docstring)."""
+    return _visible(_render(markdown))[0]
+
+
+def _render(markdown: str) -> str:
+    html: str = cmarkgfm.markdown_to_html_with_extensions(
+        markdown, options=_OPTIONS, extensions=_EXTENSIONS
+    )
+    return html
+
+
+def _visible(html: str) -> list[str]:
+    """The texts ``html`` shows: markup removed leniently and, where raw HTML may hold a quoted
+    ``>``, as a browser's tokenizer removes it; references decoded; ``title`` values after a
+    NUL (no citation reads across one)."""
+    if "<" not in html:
+        return [unescape(html) if "&" in html else html]
+    patterns = [_LENIENT_MARKUP]
+    if "'" in html or '"' in html:  # cmark-gfm's own attributes hold no ``>``: one reading
+        patterns.append(_QUOTED_MARKUP)
+    out: list[str] = []
+    for pattern in patterns:
+        titles: list[str] = []
+
+        def shown(match: re.Match[str], titles: list[str] = titles) -> str:
+            markup = match.group()
+            if "=" not in markup or markup.startswith("<!--"):
+                return ""
+            alt: list[str] = []
+            for name, a, b, c in _SHOWN_ATTRIBUTE.findall(markup):
+                (alt if name.lower() == "alt" else titles).append(a or b or c)
+            return "".join(alt)
+
+        text = pattern.sub(shown, html)
+        if titles:
+            text = "\0".join([text, *titles])
+        out.append(unescape(text) if "&" in text else text)
+    return out
+
+
+def _views(markdown: str) -> list[str]:
+    """The reader's forms of what ``markdown`` shows: in logical order and, for text that may
+    hold right-to-left characters or bidi controls, in the order it is drawn."""
+    views: list[str] = []
+    for shown in _visible(_render(markdown)):
+        views.append(reader_form(shown))
+        if not shown.isascii() and _REORDERS.search(shown):
+            bidi = icu.Bidi()
+            bidi.setPara(icu.UnicodeString(shown), icu.Bidi.DEFAULT_LTR)
+            drawn = str(bidi.writeReordered(_BIDI))
+            if drawn != shown:
+                views.append(reader_form(drawn))
+    return views
+
+
+def shown_citations(markdown: str) -> list[Counter[CitationRef]]:
+    """How many times each citation shows in each view of ``markdown`` (see ``_views``)."""
+    return [
+        Counter({_ref(reading): n for reading, n in _readings(view).items()})
+        for view in _views(markdown)
+    ]
+
+
+#: A citation read in the reader's form: its kind and its digits, both in that form.
+_Reading = tuple[str, str]
+
+
+def _readings(view: str) -> Counter[_Reading]:
+    return Counter(_READING.findall(view)) if "[" in view else Counter()
+
+
+def _ref(reading: _Reading) -> CitationRef:
+    kind, digits = reading
+    return CitationRef(_KINDS[kind], int(digits.translate(_TO_ASCII_DIGITS)))
+
+
+def _tokens(text: str) -> Counter[_Reading]:
+    """The tokens of ``text`` as readings (so a token and what shows of it compare equal)."""
+    if "[" not in text:
+        return Counter()
+    return Counter(
+        (kind.lower(), digits.translate(_READER_DIGITS)) for kind, digits in TOKEN_RE.findall(text)
+    )
+
+
+def may_show_more(text: str) -> bool:
+    """Whether the rendering of ``text`` may show a citation other than its own tokens.
+
+    ``False`` is certain. A reading needs a ``[`` and a ``]`` in the reader's form. Where the
+    text holds no ``&``, ``<`` or ``\\`` (nothing can spell a bracket or hide a character), no
+    character but ``[`` and ``]`` reads as a bracket, and its only ``[`` are its tokens', each
+    bracket a reader sees is a token's, and a token holds no markup: rendering shows it whole
+    (one reading, itself) or drops its brackets (link text). Bidi reordering cannot change
+    that: a reading needs a ``[`` before a ``]``, which reordering takes from a token only by
+    reversing it (``[3002-COD]``, no reading).
+    """
+    if "&" in text or "<" in text or "\\" in text:
+        return True
+    brackets = text.count("[")
+    if brackets and brackets != len(TOKEN_RE.findall(text)):
+        return True
+    if text.isascii():
+        return False
+    table = _TABLE
+    others = text.encode().translate(None, _ASCII_BYTES).decode()  # in C: the non-ASCII ones
+    for code in set(map(ord, others)):
+        form = table[code]
+        if "[" in form or "]" in form:
+            return True
+    return False
+
+
+def shows_lookalike(text: str) -> bool:
+    """Rule 2: whether ``text`` shows a reader a citation it does not hold as a token."""
+    if not may_show_more(text):
+        return False
+    own = _tokens(text)
+    return any(
+        count > own[reading] for view in _views(text) for reading, count in _readings(view).items()
+    )
+
+
+def rendered_lookalike_paths(output: Mapping[str, Any]) -> list[str]:
+    """Paths of the strings of ``output`` that show a look-alike when rendered (rule 2)."""
+    return [path for path, text in walk_strings(output) if shows_lookalike(text)]
+
+
+class RenderGate(NamedTuple):
+    """Rule 5's last check of a published string: what must not show (see ``shows``)."""
+
+    hidden: frozenset[CitationRef]
+    #: Hidden documents' titles in the reader's form, whitespace collapsed (long enough to
+    #: name a document: ``titles_to_hide``).
+    titles: tuple[str, ...]
+
+    def shows(self, text: str) -> bool:
+        """Whether ``text`` shows a hidden id, a look-alike or a hidden title."""
+        if not text:
+            return False
+        own = _tokens(text)
+        if own and not self.hidden.isdisjoint(map(_ref, own)):
+            return True
+        if not self.titles and not may_show_more(text):
+            return False
+        for view in _views(text):
+            for reading, count in _readings(view).items():
+                if count > own[reading] or _ref(reading) in self.hidden:
+                    return True
+            if self.titles:
+                shown = _SPACES.sub(" ", view)
+                if any(title in shown for title in self.titles):
+                    return True
+        return False
+
+
+#: A title names a document when it has at least this many words and characters (reader's
+#: form): shorter ones ("Q3", "Notes") would hide ordinary words (``docs/decisions.md``).
+MIN_TITLE_WORDS = 2
+MIN_TITLE_CHARS = 10
+
+
+def titles_to_hide(hidden: Iterable[str | None], visible: Iterable[str | None]) -> tuple[str, ...]:
+    """The hidden documents' titles worth searching for: long enough to name a document, and
+    not also a visible cited document's title (those words are the reader's to see)."""
+    seen = {_title_form(t) for t in visible if t}
+    out: list[str] = []
+    for title in hidden:
+        if not title:
+            continue
+        form = _title_form(title)
+        if (
+            len(form) >= MIN_TITLE_CHARS
+            and len(form.split()) >= MIN_TITLE_WORDS
+            and form not in seen
+            and form not in out
+        ):
+            out.append(form)
+    return tuple(out)
+
+
+def _title_form(title: str) -> str:
+    return _SPACES.sub(" ", reader_form(title)).strip()

@@ -1,0 +1,83 @@
+"""The last check of what a reader is shown (contract §3.5): every published string, rendered.
+
+After redaction, each string of the output, each published claim's text and each published
+source's title and quote is rendered by the reference renderer and searched as a reader sees it
+(``worker.core.citations.rendered.RenderGate``): no hidden id, no look-alike, no hidden
+document's title. Where one shows, the earlier passes missed it, so the gate fails closed:
+
+- in a string of the output, each finest sentence (``worker.core.claims.hidden_words``) that
+  shows one alone has its words replaced as rule 5 replaces them (the hedge sentence, or
+  nothing where the policy omits); if the string still shows one (a shape spread over
+  sentences), the whole string is replaced;
+- a published claim that shows one is hedged (or left out where the policy omits);
+- a source's title or quote that shows one is left out (both are optional in a citation).
+
+Each replacement counts as a rule 5 replacement, so a ``refuse`` policy ends the turn. Drafts
+with no hidden citation skip the gate: their strings are the agent's own, which rule 2 already
+read as rendered (``shows_lookalike``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from worker.core.citations.redaction import replace_spans
+from worker.core.citations.rendered import RenderGate
+from worker.core.claims.hidden_words import regions, sentences_of
+
+__all__ = ["gate_claims", "gate_output", "gate_sources"]
+
+
+def gate_output(output: Any, gate: RenderGate, words: str, replaced: list[int]) -> Any:
+    """``output`` with every string that shows what ``gate`` hides mended (module docstring);
+    the same object where nothing shows."""
+    if isinstance(output, str):
+        return _gate_text(output, gate, words, replaced) if gate.shows(output) else output
+    if isinstance(output, dict):
+        changed = {k: gate_output(v, gate, words, replaced) for k, v in output.items()}
+        return output if all(changed[k] is v for k, v in output.items()) else changed
+    if isinstance(output, list):
+        items = [gate_output(v, gate, words, replaced) for v in output]
+        return output if all(a is b for a, b in zip(items, output, strict=True)) else items
+    return output
+
+
+def _gate_text(text: str, gate: RenderGate, words: str, replaced: list[int]) -> str:
+    spans: list[tuple[int, int, str]] = []
+    for region in regions(text):
+        for start, end in sentences_of(text, region):
+            piece = text[start:end]
+            if piece.strip() and gate.shows(piece):
+                spans.append((start, end, words))
+    mended = replace_spans(text, spans) if spans else text
+    if gate.shows(mended):
+        replaced.append(1)
+        return words
+    replaced.extend([1] * len(spans))
+    return mended
+
+
+def gate_claims(
+    claims: list[dict[str, Any]], gate: RenderGate, hedged: dict[str, Any] | None
+) -> int:
+    """Hedge (``hedged``) or leave out (``None``) each published claim whose text shows what
+    ``gate`` hides, in place; how many it changed."""
+    changed = 0
+    for i in range(len(claims) - 1, -1, -1):
+        text = claims[i].get("text")
+        if isinstance(text, str) and gate.shows(text):
+            changed += 1
+            if hedged is None:
+                del claims[i]
+            else:
+                claims[i] = hedged
+    return changed
+
+
+def gate_sources(sources: list[dict[str, Any]], gate: RenderGate) -> None:
+    """Leave out, in place, each source's title or quote that shows what ``gate`` hides."""
+    for source in sources:
+        for key in ("title", "quote"):
+            value = source.get(key)
+            if isinstance(value, str) and gate.shows(value):
+                del source[key]

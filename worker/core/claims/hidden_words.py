@@ -1,0 +1,289 @@
+"""Rule 5's hidden words, on the parsed structure of a field (contract §3.5).
+
+Words next to hidden citations only are never published, and a sentence that lost a citation
+keeps its words only where its visible sources support it. Both read the field as rule 7 does
+(``worker.core.claims.markdown``, CommonMark + GFM tables, following cmark-gfm), never as raw
+lines:
+
+- **Regions**: every character of the field belongs to one region. A prose block, a heading or
+  a table row (``markdown.blocks``) is a region; what no such block covers is read from the
+  parser's code blocks, where each line is a region (in code the sentence is the line), and
+  otherwise as runs of lines between blank lines (an HTML block or comment, a link reference
+  definition, an image-only paragraph: one region each, so a wrapped comment or title cannot
+  keep its first line).
+- **Sentences** (the finest, rule 5): in a prose block or heading, one ends at every
+  terminator (``.!?‽。！？`` with its closing quotes or brackets) followed by whitespace, a
+  ``<br>``, a backslash hard break or the block's end, whatever abbreviation, quotation or
+  parenthesis surrounds it; after ``。！？``, or a terminator with a closing quote, at once; and
+  never at a line break inside the block, a ``:`` or a table cell's pipe. A table row, a code
+  line and any other region is one sentence. Citation tokens right after a terminator belong to
+  the sentence it ends.
+- **Groups**: citation tokens with whitespace only between them, inside one region (a group
+  never crosses a block boundary; a container's markers between two lines of one paragraph are
+  whitespace).
+
+``word_spans`` gives what to replace; ``hidden_only_group`` says whether a unit's text carries a
+group whose ids are all hidden. Linear: one parse, one pass over the terminators and one over
+the tokens per region, with bisection to find a token's sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Collection, Iterator, Sequence
+from typing import Any, NamedTuple
+
+import pyromark
+
+from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.claims.markdown import blocks, mask
+
+__all__ = ["Region", "hidden_only_group", "regions", "sentences_of", "word_spans"]
+
+#: A group of citation tokens: tokens with nothing but whitespace between them.
+GROUP_RE = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]+\](?:\s*\[(?:OBS|DOC|EVT)-[0-9]+\])*")
+_TOKEN_RE = re.compile(r"\[(OBS|DOC|EVT)-([0-9]+)\]")
+_KINDS = {k.value: k for k in EvidenceKind}
+#: Where a finest sentence ends (see the module docstring): the end of the match.
+_FINE_END_RE = re.compile(
+    r"[.!?。！？‽][\"'”’»)\]*_」』）】》〉]*(?=\s|$|<[bB][rR][\s/>]|\\\n)"
+    r"|[.!?‽][\"'”’»」』]+"
+    r"|[。！？][\"'”’»)\]*_」』）】》〉]*"
+)
+_BLANKS = " \t\n\r\f\v"
+#: The parser's events with source ranges (the same reader as ``markdown.blocks``).
+_events = pyromark.Markdown(options=pyromark.Options.ENABLE_TABLES).events_with_range
+#: A line's leading markers kept when its words go: indentation, quote, list and heading marks.
+_LINE_MARKS_RE = re.compile(r"[ \t]*(?:(?:>|[-*+]|[0-9]{1,9}[.)]|#{1,6})[ \t]*)*")
+
+
+class Region(NamedTuple):
+    """A stretch of a field that sentences and groups never cross."""
+
+    #: ``[start, end)`` in the field.
+    start: int
+    end: int
+    #: A prose block or heading: split into sentences at terminators. Otherwise one sentence.
+    prose: bool
+    #: A table row: its words are its cells (kept as a row when replaced).
+    row: bool = False
+    #: The block's content segments (prose): what lies between them is container markup.
+    segments: tuple[tuple[int, int], ...] = ()
+
+
+def regions(text: str) -> list[Region]:
+    """Every region of ``text``, in order (see the module docstring)."""
+    found: list[Region] = []
+    for block in blocks(text):
+        segments = tuple(block.segments)
+        if not segments:
+            continue
+        start, end = segments[0][0], segments[-1][1]
+        found.append(Region(start, end, not block.row, block.row, segments))
+    found.sort()
+    out: list[Region] = []
+    at = 0
+    code: list[tuple[int, int]] | None = None
+    for region in found:
+        if region.start > at:
+            if code is None:
+                code = _code_ranges(text)
+            out.extend(_gap_regions(text, at, region.start, code))
+        out.append(region)
+        at = max(at, region.end)
+    if at < len(text):
+        out.extend(_gap_regions(text, at, len(text), code or _code_ranges(text)))
+    return out
+
+
+def _code_ranges(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of each code block the parser reads (str offsets)."""
+    ranges: list[tuple[int, int]] = []
+    raw: bytes | None = None if text.isascii() else text.encode()
+    event: Any
+    for event, span in _events(text, merge_text=True):
+        start_of = event.get("Start") if event.__class__ is dict else None
+        if start_of.__class__ is dict and "CodeBlock" in start_of:
+            start, end = span["start"], span["end"]
+            if raw is not None:
+                start, end = len(raw[:start].decode()), len(raw[:end].decode())
+            ranges.append((start, end))
+    return ranges
+
+
+def _gap_regions(
+    text: str, start: int, end: int, code: Sequence[tuple[int, int]]
+) -> Iterator[Region]:
+    """The regions of ``text[start:end]``, which no prose block, heading or row covers: a code
+    line each inside a code block, else runs of lines between blank lines."""
+    run_start = -1
+    at = start
+    while at < end:
+        newline = text.find("\n", at, end)
+        line_end = end if newline < 0 else newline
+        line = text[at:line_end]
+        in_code = any(s <= at < e for s, e in code)  # few code blocks: a short scan
+        if in_code or not line.strip():
+            if run_start >= 0:
+                yield Region(run_start, at, False)
+                run_start = -1
+            if in_code and line.strip():
+                yield Region(at, line_end, False)
+        elif run_start < 0:
+            run_start = at
+        at = line_end + 1
+    if run_start >= 0:
+        yield Region(run_start, end, False)
+
+
+def _region_text(text: str, region: Region) -> str:
+    """The region's text with container markup between its segments blanked (same length)."""
+    if region.prose and len(region.segments) > 1:
+        return mask(text, list(region.segments))
+    return text[region.start : region.end]
+
+
+def _groups(body: str) -> Iterator[tuple[int, int, list[CitationRef]]]:
+    for group in GROUP_RE.finditer(body):
+        refs = [
+            CitationRef(_KINDS[kind], int(ident))
+            for kind, ident in _TOKEN_RE.findall(group.group())
+        ]
+        yield group.start(), group.end(), refs
+
+
+def hidden_only_group(text: str, hidden: Collection[CitationRef]) -> bool:
+    """Whether ``text`` carries a group of citation tokens every one of whose ids is hidden
+    (rule 5: the words of such a sentence are never published, even when another group of the
+    sentence cites a visible source). Groups never cross a block boundary."""
+    if "[" not in text:
+        return False
+    hidden = set(hidden)
+    if "\n" not in text and "\r" not in text:  # one line: one block, or a row's cells
+        return any(set(refs) <= hidden for _, _, refs in _groups(text))
+    for region in regions(text):
+        body = _region_text(text, region)
+        if "[" in body and any(set(refs) <= hidden for _, _, refs in _groups(body)):
+            return True
+    return False
+
+
+#: Decides whether a sentence that lost a citation keeps its words: its text without the
+#: hidden tokens, and the visible refs it still cites (rule 6b's ``supported``).
+Keeps = Callable[[str, tuple[CitationRef, ...]], bool]
+
+
+def word_spans(
+    text: str, hidden: Collection[CitationRef], words: str, keeps: Keeps | None = None
+) -> list[tuple[int, int, str]]:
+    """What rule 5 replaces in ``text``: each sentence that carries a group whose ids are all
+    ``hidden``, and (with ``keeps``) each other sentence carrying a hidden token that ``keeps``
+    does not keep, as ``(start, end, words)`` in order, not overlapping. A table row keeps its
+    pipes; a line keeps its leading markers."""
+    spans: list[tuple[int, int, str]] = []
+    for region in regions(text):
+        if "[" not in text[region.start : region.end]:
+            continue
+        body = _region_text(text, region)
+        sentences = _sentences(body) if region.prose else [(0, len(body))]
+        starts = [s for s, _ in sentences]
+        marked: dict[int, bool] = {}  # sentence index -> replace
+        for g_start, _, refs in _groups(body):
+            hit = [r in hidden for r in refs]
+            if not any(hit):
+                continue
+            k = _sentence_of(starts, body, g_start)
+            if all(hit):
+                marked[k] = True
+            elif k not in marked:
+                marked[k] = False  # lost a citation: supported or not, decided below
+        for k, replace in sorted(marked.items()):
+            s, e = sentences[k]
+            if not replace:
+                if keeps is None:
+                    continue
+                kept_text, visible = _without_hidden(body[s:e], hidden)
+                if keeps(kept_text, visible):
+                    continue
+            spans.append(_replacement(text, region, region.start + s, region.start + e, words))
+    return _merged(spans)
+
+
+def sentences_of(text: str, region: Region) -> list[tuple[int, int]]:
+    """The finest sentences of ``region`` of ``text``, ``[start, end)`` in ``text`` (a row, a
+    code line or any other region is one)."""
+    if not region.prose:
+        return [(region.start, region.end)]
+    body = _region_text(text, region)
+    return [(region.start + s, region.start + e) for s, e in _sentences(body)]
+
+
+def _sentences(body: str) -> list[tuple[int, int]]:
+    """The finest sentences of a prose block's text, ``[start, end)``, covering it."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    for match in _FINE_END_RE.finditer(body):
+        end = match.end()
+        out.append((start, end))
+        start = end
+    if start < len(body) or not out:
+        out.append((start, len(body)))
+    return out
+
+
+def _sentence_of(starts: Sequence[int], body: str, at: int) -> int:
+    """The sentence a group starting at ``at`` belongs to: the one it is in, or the one before
+    when only whitespace stands between that one's terminator and the group."""
+    k = bisect_right(starts, at) - 1
+    if k > 0 and not body[starts[k] : at].strip(_BLANKS):
+        return k - 1
+    return k
+
+
+def _without_hidden(
+    sentence: str, hidden: Collection[CitationRef]
+) -> tuple[str, tuple[CitationRef, ...]]:
+    """The sentence's text without its hidden tokens, and its other refs in order."""
+    visible: dict[CitationRef, None] = {}
+
+    def cut(match: re.Match[str]) -> str:
+        ref = CitationRef(_KINDS[match.group(1)], int(match.group(2)))
+        if ref in hidden:
+            return ""
+        visible[ref] = None
+        return match.group()
+
+    return _TOKEN_RE.sub(cut, sentence), tuple(visible)
+
+
+def _replacement(
+    text: str, region: Region, start: int, end: int, words: str
+) -> tuple[int, int, str]:
+    """The span to replace for a sentence ``[start, end)`` of ``region``: blanks and leading
+    markers kept outside; a row's pipes kept (``| words |``)."""
+    if region.row:
+        return region.start, region.end, f"| {words} |" if words else "|  |"
+    line_start = text.rfind("\n", 0, start) + 1
+    if not region.prose and start == line_start:
+        marks = _LINE_MARKS_RE.match(text, start)
+        if marks is not None:
+            start = marks.end()
+    while start < end and text[start] in _BLANKS:
+        start += 1
+    while end > start and text[end - 1] in _BLANKS:
+        end -= 1
+    return start, end, words
+
+
+def _merged(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``spans`` sorted, overlapping ones joined (one replacement each)."""
+    spans.sort()
+    out: list[tuple[int, int, str]] = []
+    for start, end, words in spans:
+        if out and start < out[-1][1]:
+            prev = out.pop()
+            out.append((prev[0], max(end, prev[1]), prev[2]))
+        else:
+            out.append((start, end, words))
+    return out
