@@ -50,7 +50,7 @@ from worker.core.citations.evidence import (
 )
 from worker.core.citations.extraction import Tokens, cite, find_overlong_ids
 from worker.core.citations.lookalikes import lookalike_paths
-from worker.core.citations.quotes import check_quotes
+from worker.core.citations.quotes import check_quotes, source_quote
 from worker.core.citations.redaction import redact_text
 from worker.core.citations.rendered import RenderGate, rendered_lookalike_paths, titles_to_hide
 from worker.core.claims.gate import gate_claims, gate_output, gate_sources
@@ -278,6 +278,8 @@ def evaluate(
         replaced=replaced,
         keeps=lost_citation_keeps(resolved, texts, index) if hidden else None,
     )
+    if QuoteCheck.TOLERANT in worst.values():
+        redacted = _quotes_in_source_words(redacted, worst, evidence, visible)
     if hidden:  # the last word: what a reader is shown (rule 5, ``claims.gate``)
         redacted = _gate(redacted, claims, sources, hidden, resolved, evidence, policy, replaced)
     if replaced and policy.lost_support is LostSupportPolicy.REFUSE:
@@ -325,6 +327,33 @@ def _gate(  # noqa: PLR0917 -- the published parts the gate reads, in place
     replaced.extend([1] * gate_claims(claims, gate, hedged))
     gate_sources(sources, gate)
     return redacted
+
+
+def _quotes_in_source_words(
+    redacted: dict[str, Any],
+    worst: Mapping[CitationRef, QuoteCheck],
+    evidence: Mapping[CitationRef, EvidenceRecord],
+    visible: frozenset[CitationRef],
+) -> dict[str, Any]:
+    """The output's ``citations[]`` with each quote that checked ``tolerant`` in its source's
+    own words (only the ``visible`` refs' tokens kept), or without a quote where those cannot
+    be placed (rule 5)."""
+    entries = redacted.get("citations")
+    if not isinstance(entries, list):
+        return redacted
+    out: list[Any] = []
+    for entry in entries:
+        quote = entry.get("quote") if isinstance(entry, dict) else None
+        ref = CitationRef(EvidenceKind(entry["kind"]), entry["id"]) if quote else None
+        if not isinstance(quote, str) or ref is None or worst.get(ref) is not QuoteCheck.TOLERANT:
+            out.append(entry)
+            continue
+        own = source_quote(quote, evidence[ref].text)
+        entry = {k: v for k, v in entry.items() if k != "quote"}  # noqa: PLW2901
+        if own is not None:
+            entry["quote"] = redact_text(own, visible)
+        out.append(entry)
+    return {**redacted, "citations": out}
 
 
 _VERIFIED = frozenset({QuoteCheck.EXACT, QuoteCheck.TOLERANT})
@@ -438,6 +467,9 @@ def _per_id(
         if kind is doc and (title := evidence[ref].title) is not None:
             source["title"] = redact_text(title, visible)
         if (quote := first_quote.get(ref)) is not None:
-            source["quote"] = redact_text(quote, visible)
+            if check is QuoteCheck.TOLERANT:  # in the source's own words (rule 5)
+                quote = source_quote(quote, evidence[ref].text)
+            if quote is not None:
+                source["quote"] = redact_text(quote, visible)
         sources.append(source)
     return keys, sources, rows

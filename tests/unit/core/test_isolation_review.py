@@ -104,8 +104,31 @@ def test_a_tolerant_quote_of_a_summary_naming_hidden_ids_is_scrubbed() -> None:
     assert decision.outcome == "grounded"
     (citation,) = message(decision, "validated")["citations"]
     assert citation["quote_check"] == "tolerant"
-    assert citation["quote"] == "vessel  AURORA met after"
+    # Published in the source's own words (contract v4, rule 5), then scrubbed of hidden ids.
+    assert citation["quote"] == "Vessel Aurora met after"
     assert_no_hidden_id(decision)
+
+
+def test_a_tolerant_quote_with_a_zero_width_payload_is_published_as_the_source_says_it() -> (
+    None
+):
+    """Zero-width characters between the letters (a payload a reader never sees, but a program
+    reading the answer could) are dropped by the tolerant check, so the quote matches; what is
+    published is the source's own text, without them (contract v4, rule 5)."""
+    payload = "\u200b\u200c\u200d\u2060"
+    output = {
+        "answer_markdown": "Aurora met another vessel [OBS-73100].",
+        "citations": [
+            {"kind": "OBS", "id": 73100, "quote": f"Vessel {payload}Aurora{payload} met"}
+        ],
+    }
+    decision = decide_for(output)
+    assert decision.outcome == "grounded"
+    assert message(decision, "validated")["citations"] == [
+        {"kind": "OBS", "id": 73100, "quote": "Vessel Aurora met", "quote_check": "tolerant"}
+    ]
+    for char in payload:
+        assert char not in user_facing(decision)
 
 
 def test_a_title_naming_an_id_the_draft_never_cited_loses_the_token() -> None:

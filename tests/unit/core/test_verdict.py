@@ -62,7 +62,10 @@ def test_grounded_answer_message() -> None:
     assert (msg["tenant_id"], msg["user_id"], msg["kind"]) == (TENANT, "alice", "answer")
     assert msg["policy_version"] == "p-7"
     assert msg["validated_at"] == "2026-12-02T12:00:00.000Z"
-    assert msg["output"] == good_answer()
+    # A quote that checked tolerant is published in its source's own words (contract v4 rule 5).
+    expected = good_answer()
+    expected["citations"][1]["quote"] = "closed to tankers after dusk"
+    assert msg["output"] == expected
     assert [c["grounding_status"] for c in msg["claims"]] == ["cited"] * 4
     assert [c["support"] for c in msg["claims"]] == ["supported"] * 4
     assert msg["claims"][0]["citations"] == [{"kind": "OBS", "id": 50412}]
@@ -79,7 +82,7 @@ def test_grounded_answer_message() -> None:
             "kind": "DOC",
             "id": 9931,
             "title": "Corridor Handbook",
-            "quote": "closed to TANKERS after dusk",
+            "quote": "closed to tankers after dusk",
             "quote_check": "tolerant",
         },
     ]

@@ -129,3 +129,46 @@ def check_quotes(
                 )
             )
     return first_quote, worst
+
+
+def source_quote(quote: str, source: str | None) -> str | None:
+    """A quote that checked ``exact`` or ``tolerant``, in its source's own words (rule 5: a
+    tolerant quote is published as the source's text, so nothing the agent slipped between
+    the characters, a zero-width payload say, reaches the reader): the quote itself when it is
+    a substring, else each piece's matching stretch of the source, joined by `` … ``; ``None``
+    where the stretches cannot be placed character by character (then nothing is published).
+
+    The source is normalised one character at a time, keeping where each normalised character
+    came from; a piece matches where the whole-text normalisation of ``check_quote`` would,
+    except across a composition NFKC makes of two source characters (then ``None``).
+    """
+    if source is None:
+        return None
+    if quote in source:
+        return quote
+    normal: list[str] = []
+    origin: list[int] = []
+    space = True  # collapse runs and drop leading whitespace, as ``normalize`` does
+    for at, char in enumerate(source):
+        form = normalize(char) if not char.isspace() else " "
+        if form == " ":
+            if space:
+                continue
+            space = True
+        else:
+            space = False
+        for c in form or "":
+            normal.append(c)
+            origin.append(at)
+    text = "".join(normal)
+    pieces = [p.strip() for p in _ELLIPSIS_RE.split(normalize(quote))]
+    found: list[str] = []
+    at = 0
+    for piece in (p for p in pieces if p):
+        start = text.find(piece, at)
+        if start < 0:
+            return None
+        end = start + len(piece)
+        found.append(source[origin[start] : origin[end - 1] + 1])
+        at = end
+    return " … ".join(found) if found else None
