@@ -355,6 +355,100 @@ async def test_hidden_only_words_never_ride_a_markdown_shape(bus: Bus, shape: st
         assert needle not in blob, (shape, needle)
 
 
+#: The fourth adversarial round's Markdown shapes (contract v4 rule 5): in each, the words next
+#: to DOC-9002 only, or a sentence that lost it and that OBS-1001 alone does not support, must not
+#: reach u-cy, whose answer is grounded with the rest.
+V4_SHAPES = {
+    "group_across_blocks": f"# {HIDDEN_SENTENCE} [DOC-9002]\n[OBS-1001] Latency rose again.",
+    "wrapped_question": "Did EU refunds triple\nbecause the provider retried captures? [DOC-9002]",
+    "wrapped_setext_heading": (
+        "EU refunds tripled because\nthe provider retried captures [DOC-9002]\n==="
+    ),
+    "wrapped_html_comment": (
+        "<!-- EU refunds tripled because\nthe provider retried captures [DOC-9002] -->"
+    ),
+    "wrapped_image_alt": (
+        "![EU refunds tripled because\nthe provider retried captures [DOC-9002]](c.png)"
+    ),
+    "table_header_row": (
+        "| EU refunds tripled | because the provider retried captures [DOC-9002] |\n"
+        "|---|---|\n| Latency [OBS-1001] | rose |"
+    ),
+    "heading_citing_hidden_and_visible": f"## {HIDDEN_SENTENCE} [DOC-9002] [OBS-1001]",
+    "weak_beside_visible": (
+        "Latency rose while EU refunds tripled because the provider retried captures "
+        "[OBS-1001] [DOC-9002]."
+    ),
+}
+
+
+async def test_v4_markdown_shapes_never_publish_hidden_only_words(bus: Bus) -> None:
+    turns = {shape: unique_id(f"t-v4-{shape}") for shape in V4_SHAPES}
+    for shape, turn in turns.items():
+        markdown = f"Latency rose after the deploy [OBS-1001].\n\n{V4_SHAPES[shape]}"
+        await bus.send(draft(turn, answer(markdown), **CY))
+    for shape, turn in turns.items():
+        (rec,) = await bus.wait_for("validated", key=turn)
+        blob = rec.value.decode() + repr(rec.headers)
+        for needle in ("9002", "refund", "retried", "captures", DOC_9002_TITLE):
+            assert needle not in blob, (shape, needle, blob)
+    await bus.settle(0.5)
+    for turn in turns.values():
+        for other in ("regenerate", "could_not_ground", "dlq"):
+            assert bus.messages(other, key=turn) == []
+
+
+#: Each renders, in cmark-gfm with raw HTML allowed, as ``[DOC-9002]`` (rule 2, contract v4).
+V4_LOOKALIKES = {
+    "processing_instruction": "[DOC-<?x?>9002]",
+    "cdata": "[DOC-<![CDATA[]]>9002]",
+    "declaration": "[DOC-<!X y>9002]",
+    "comment_holding_gt": "[DOC-<!-- a > b -->9002]",
+    "gt_in_quoted_attribute": '[DOC-<span title="a>b">9002]',
+    "attributes_over_two_lines": '[DOC-<span\ntitle="x">9002]',
+    "empty_link_before_digits": "[DOC-[](#)9002]",
+    "link_around_kind": "[[DOC-](#)9002]",
+    "link_around_digits": "[DOC-[9002](#)]",
+    "cyrillic_digits": "[DOC-9ОО2]",
+    "modifier_minus": "[DOC˗9002]",
+    "box_drawing_dash": "[DOC─9002]",
+    "canadian_syllabics_d": "[ᗪOC-9002]",
+    "right_to_left_override": "See \u202e[2009-COD]\u202c now",
+}
+
+
+async def test_v4_rendered_lookalikes_are_schema_invalid(bus: Bus) -> None:
+    turns = {shape: unique_id(f"t-v4-look-{shape}") for shape in V4_LOOKALIKES}
+    for shape, turn in turns.items():
+        markdown = f"Latency rose after the deploy [OBS-1001].\n\n{V4_LOOKALIKES[shape]}"
+        await bus.send(draft(turn, answer(markdown), attempt=1, **CY))
+    for shape, turn in turns.items():
+        (cng,) = await bus.wait_for("could_not_ground", key=turn)
+        assert cng.json()["reasons"] == [{"code": "schema_invalid", "path": "answer_markdown"}], (
+            shape
+        )
+        assert b"9002" not in cng.value
+
+
+async def test_a_tolerant_quote_is_published_in_its_sources_words(bus: Bus) -> None:
+    """Zero-width characters slipped between a quote's letters never reach the reader."""
+    turn = unique_id("t-v4-quote")
+    payload = "\u200b\u200c\u200d"
+    quote = f"Checkout p95{payload} latency rose{payload}"
+    output = answer(
+        "Checkout latency rose after the deploy [OBS-1001].",
+        citations=[{"kind": "OBS", "id": 1001, "quote": quote}],
+    )
+    await bus.send(draft(turn, output, **CY))
+    (ok,) = await only_on(bus, turn, "validated")
+    msg = ok.json()
+    assert msg["citations"][0]["quote"] == "Checkout p95 latency rose"
+    assert msg["citations"][0]["quote_check"] == "tolerant"
+    assert msg["output"]["citations"][0]["quote"] == "Checkout p95 latency rose"
+    for char in payload:
+        assert char not in ok.value.decode()
+
+
 async def test_two_principals_never_see_each_others_sources(bus: Bus) -> None:
     output = answer(
         "Latency rose [OBS-1001]. EU refunds rose [OBS-1002]. Initech slipped [OBS-1003]. "
@@ -423,11 +517,12 @@ async def test_a_planted_unsupported_claim_is_sent_back_with_its_path(
     assert "unsupported" in {r["support"] for r in rows}
 
 
-async def test_words_only_a_hidden_source_supports_fail_beside_a_visible_citation(
+async def test_words_only_a_hidden_source_supports_are_hedged_beside_a_visible_citation(
     bus: Bus,
 ) -> None:
-    """u-bob may not see OBS-1002 (refunds 3.2x): citing it beside OBS-1001 (latency) keeps the
-    sentence's words (the group is not hidden-only), so support decides, by OBS-1001 alone."""
+    """u-bob may not see OBS-1002 (refunds 3.2x): citing it beside OBS-1001 (latency) loses a
+    citation, and OBS-1001 alone does not support the sentence, so its words go by the policy
+    (contract v4 rule 5: hedged), never published."""
     turn = unique_id("t-hidden-words")
     env = draft(
         turn,
@@ -435,13 +530,15 @@ async def test_words_only_a_hidden_source_supports_fail_beside_a_visible_citatio
         **BOB,
     )
     await bus.send(env)
-    (rec,) = await only_on(bus, turn, "regenerate")
-    (reason,) = reasons_of(rec)
-    assert (reason["code"], reason["path"]) == ("unsupported_claim", "answer_markdown")
-    assert reason["detail"] == "assertion sentence 1: no cited source has 3.2, 28"
+    (rec,) = await only_on(bus, turn, "validated")
+    msg = rec.json()
+    assert [c["grounding_status"] for c in msg["claims"]] == ["hedged"]
+    assert msg["output"]["answer_markdown"] == (
+        "This statement could not be verified against sources you can access."
+    )
     blob = rec.value.decode() + repr(rec.headers)
-    assert "1002" not in blob
-    assert "duplicate charge" not in blob
+    for needle in ("1002", "3.2", "refunds", "duplicate charge"):
+        assert needle not in blob, needle
 
 
 async def test_a_grounded_answer_carries_support_per_claim_and_in_the_ledger(
