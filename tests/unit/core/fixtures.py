@@ -8,6 +8,7 @@ one revoked only in the future. Tenant ``globex`` holds ``DOC-5555``, which is d
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Collection, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -257,3 +258,8 @@ def good_proposal() -> dict[str, Any]:
         "gate": "Q10",
         "auto_appliable": True,
     }
+
+
+def scaled(examples: int) -> int:
+    """``examples`` times ``GW_PROPERTY_SCALE`` (1 unless set): CI's long step raises it."""
+    return examples * max(1, int(os.environ.get("GW_PROPERTY_SCALE", "1")))

@@ -11,7 +11,11 @@ over every message a reader or the agent sees:
 - no token of an id hidden from that reader, no citation look-alike at all, and no hidden id's
   digits in any Unicode form (NFKC), nor a hidden source's title or text;
 - no marker of a unit whose only support is hidden from that reader (its words are hedged away),
-  nor of an exempt position beside a group of citations all hidden from that reader (rule 5).
+  nor of an exempt position beside a group of citations all hidden from that reader (rule 5);
+- and the same of what cmark-gfm renders of each published string (the renderer in the loop,
+  contract v4): no look-alike, no hidden id in any confusable spelling, no hidden marker.
+
+``GW_PROPERTY_SCALE`` multiplies the examples (CI's long step runs ten times as many).
 """
 
 from __future__ import annotations
@@ -20,13 +24,14 @@ import json
 import unicodedata
 from typing import Any
 
-from fixtures import NOW, POLICY, TENANT, make_draft
+from fixtures import NOW, POLICY, TENANT, make_draft, scaled
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord, Principal
 from worker.core.citations.extraction import scan_tokens
 from worker.core.citations.lookalikes import lookalike_spans
+from worker.core.citations.rendered import may_show_more, reader_form, shows_lookalike, visible_text
 from worker.core.turns.machine import decide
 from worker.core.verdict import evaluate, prepare
 
@@ -69,7 +74,18 @@ SECRETS = {
 }
 REFS = [OBS_A, OBS_B, DOC_SHARED, DOC_ALICE, DOC_BOB, OBS_REVOKED, EVT_BOB, DOC_ELSEWHERE]
 UNIT_KINDS = ("paragraph", "item", "ticks", "two_groups")
-EXEMPT_KINDS = ("heading", "table", "code")
+#: The fourth round's shapes (contract v4 rule 5), exempt from needing a citation: a sentence
+#: wrapped over lines, a comment, alt text or title, a heading whose group the next line's
+#: visible token once joined.
+V4_EXEMPT_KINDS = (
+    "wrapped_question",
+    "wrapped_setext",
+    "wrapped_comment",
+    "wrapped_alt",
+    "wrapped_link_title",
+    "heading_then_token_line",
+)
+EXEMPT_KINDS = ("heading", "table", "code", *V4_EXEMPT_KINDS)
 #: Shapes a hand-written reader once read differently from the renderer; each piece's own
 #: sentence is hidden-only-or-not on its own, beside a visible sentence or container.
 RENDERER_KINDS = (
@@ -94,6 +110,10 @@ LOOKALIKE_FORMS = (
     "[{k}-*{i}*]",  # emphasis inside a token
     "[{k}-`{i}`]",  # a code span inside a token
     "[\u202e{k}-{i}]",  # a bidi control inside a token
+    "[{k}-[](#){i}]",  # an empty link inside a token (what shows: the token)
+    "[{k}-<?x?>{i}]",  # a processing instruction inside a token
+    "[{k}-{o}]",  # Cyrillic letters for zeros
+    "\u202e[{r}-{rk}]\u202c",  # a right-to-left override draws it forwards
 )
 
 
@@ -104,7 +124,14 @@ def token(ref: CitationRef) -> str:
 def lookalike(ref: CitationRef, form: int) -> str:
     wide = "".join(chr(0xFF10 + int(c)) for c in str(ref.id))
     return LOOKALIKE_FORMS[form].format(
-        k=ref.kind.value, lk=ref.kind.value.lower(), i=ref.id, d=ref.id, w=wide
+        k=ref.kind.value,
+        lk=ref.kind.value.lower(),
+        i=ref.id,
+        d=ref.id,
+        w=wide,
+        o=str(ref.id).replace("0", "\u041e"),
+        r=str(ref.id)[::-1],
+        rk=ref.kind.value[::-1],
     )
 
 
@@ -131,6 +158,18 @@ def render(pieces: list[tuple[str, list[CitationRef]]]) -> tuple[str, dict[str, 
             blocks.append(f"{marker} is a fact {token(OBS_A)} and so is this {cites}.")
         elif kind == "heading":
             blocks.append(f"## {marker} heading {cites}")
+        elif kind == "wrapped_question":
+            blocks.append(f"Is {marker} priced\nat 4.2B? {cites}")
+        elif kind == "wrapped_setext":
+            blocks.append(f"{marker} is priced\nat 4.2B {cites}\n===")
+        elif kind == "wrapped_comment":
+            blocks.append(f"<!-- {marker} is priced\nat 4.2B {cites} -->")
+        elif kind == "wrapped_alt":
+            blocks.append(f"![{marker} is priced\nat 4.2B {cites}](c.png)")
+        elif kind == "wrapped_link_title":
+            blocks.append(f'See [chart].\n\n[chart]: /c "{marker} is priced\nat 4.2B {cites}"')
+        elif kind == "heading_then_token_line":
+            blocks.append(f"# {marker} is priced {cites}\n{token(OBS_A)} Aurora entered.")
         elif kind == "quote_fence":
             blocks.append(f"> ```\n> code\n\n{marker} is priced at 4.2B {cites}.")
         elif kind == "item_fence":
@@ -186,7 +225,7 @@ def _strings(value: Any) -> list[str]:
     pieces=st.lists(piece, min_size=1, max_size=6),
     injected=st.none() | st.tuples(st.integers(1, len(LOOKALIKE_FORMS) - 1), st.integers(0, 7)),
 )
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_no_hidden_id_and_no_hedged_words_reach_either_reader(
     pieces: list[tuple[str, list[CitationRef]]], injected: tuple[int, int] | None
 ) -> None:
@@ -199,13 +238,17 @@ def test_no_hidden_id_and_no_hedged_words_reach_either_reader(
         strings = user_facing_strings(principal, markdown)
         for s in strings:
             assert lookalike_spans(s) == [], s
+            assert not shows_lookalike(s), s
             assert not {t.ref for t in scan_tokens(s)} & hidden, s
+            shown = reader_form(visible_text(s))
+            for ref in hidden:
+                assert reader_form(str(ref.id)) not in shown, (principal.user_id, ref, s)
             flat = unicodedata.normalize("NFKC", s)
             for ref in hidden:
                 assert str(ref.id) not in flat, (principal.user_id, ref, s)
             for secret in SECRETS[principal.user_id]:
                 assert secret not in s
-        blob = "\n".join(strings)
+        blob = "\n".join([*strings, *(visible_text(s) for s in strings)])
         for marker, (kind, refs) in markers.items():
             supported = kind in {"two_groups", "cjk", "abbreviation"} or any(
                 r not in hidden and r != DOC_ELSEWHERE for r in refs
@@ -263,7 +306,7 @@ NOT_CONTENT = ("the", "before", "across", "percent")
     visible_first=st.booleans(),
     reader=st.sampled_from(["alice", "bob"]),
 )
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_words_only_a_hidden_source_supports_are_never_grounded_beside_a_visible_one(
     picks: list[int], visible_first: bool, reader: str
 ) -> None:
@@ -299,3 +342,25 @@ def test_words_only_a_hidden_source_supports_are_never_grounded_beside_a_visible
     prepared = prepare(seen, POLICY)
     found = {r: SUPPORT_CORPUS[r] for r in prepared.refs_to_resolve if r in SUPPORT_CORPUS}
     assert [f.code.value for f in evaluate(prepared, found, POLICY, NOW).failures] == []
+
+
+#: What a string may hold where ``may_show_more`` skips the render: tokens, brackets and every
+#: ASCII character Markdown gives a meaning to, but ``&``, ``<`` and ``\\`` (which force it).
+SKIPPABLE = st.lists(
+    st.sampled_from(
+        [
+            "[DOC-5]", "[OBS-10]", "[DOC-", "]", "[", "(#)", "(", ")", "!", "#", "*", "_", "`",
+            "~", "|", ">", "-", "=", ":", "DOC", "OBS", "5", "0", "1", "O", "l", "I", " ", "\n",
+            "a", "’", "—", "“", "é", "З", "\u200b",
+        ]
+    ),
+    max_size=24,
+).map("".join)  # fmt: skip
+
+
+@given(SKIPPABLE)
+@settings(max_examples=scaled(500), deadline=None)
+def test_the_render_skip_is_safe(text: str) -> None:
+    """Where ``may_show_more`` says no, rendering shows no citation but the string's tokens."""
+    if not may_show_more(text):
+        assert not shows_lookalike(text, always=True), text

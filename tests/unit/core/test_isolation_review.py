@@ -109,9 +109,7 @@ def test_a_tolerant_quote_of_a_summary_naming_hidden_ids_is_scrubbed() -> None:
     assert_no_hidden_id(decision)
 
 
-def test_a_tolerant_quote_with_a_zero_width_payload_is_published_as_the_source_says_it() -> (
-    None
-):
+def test_a_tolerant_quote_with_a_zero_width_payload_is_published_as_the_source_says_it() -> None:
     """Zero-width characters between the letters (a payload a reader never sees, but a program
     reading the answer could) are dropped by the tolerant check, so the quote matches; what is
     published is the source's own text, without them (contract v4, rule 5)."""

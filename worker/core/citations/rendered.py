@@ -285,9 +285,11 @@ def may_show_more(text: str) -> bool:
     return False
 
 
-def shows_lookalike(text: str) -> bool:
-    """Rule 2: whether ``text`` shows a reader a citation it does not hold as a token."""
-    if not may_show_more(text):
+def shows_lookalike(text: str, *, always: bool = False) -> bool:
+    """Rule 2: whether ``text`` shows a reader a citation it does not hold as a token.
+
+    ``always``: render even where ``may_show_more`` says nothing more can show (tests of it)."""
+    if not always and not may_show_more(text):
         return False
     own = _tokens(text)
     return any(
