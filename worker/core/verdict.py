@@ -52,7 +52,12 @@ from worker.core.citations.extraction import Tokens, cite, find_overlong_ids
 from worker.core.citations.lookalikes import lookalike_paths
 from worker.core.citations.quotes import check_quotes, source_quote
 from worker.core.citations.redaction import redact_text
-from worker.core.citations.rendered import RenderGate, rendered_lookalike_paths, titles_to_hide
+from worker.core.citations.rendered import (
+    render_gate,
+    rendered_lookalike_paths,
+    strings_in,
+    titles_to_hide,
+)
 from worker.core.claims.gate import gate_claims, gate_output, gate_sources
 from worker.core.claims.policy import LostSupportPolicy, TenantPolicy
 from worker.core.claims.status import (
@@ -98,6 +103,10 @@ class Prepared(NamedTuple):
     units: tuple[ClaimUnit, ...]
     #: Distinct ids a store could hold (empty when parsing failed): what the worker looks up.
     refs_to_resolve: frozenset[CitationRef]
+    #: Every string of the output, as the agent wrote it, where rule 2 read them one by one
+    #: (the render gate leaves those redaction did not change to that reading); ``None``:
+    #: not read one by one.
+    strings: tuple[str, ...] | None = None
 
 
 class Evaluation(NamedTuple):
@@ -167,8 +176,6 @@ def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
             ],
         )
     lookalikes = lookalike_paths(output) if validated.maybe_lookalike else []
-    if not lookalikes:  # what the renderer shows (rule 2): the raw scan above misses shapes
-        lookalikes = rendered_lookalike_paths(output)
     if lookalikes:
         detail = "a citation look-alike: write citations exactly as [OBS-1], [DOC-2] or [EVT-3]"
         return _stopped(
@@ -177,6 +184,19 @@ def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
         )
     tokens = Tokens()
     found = cite(output, tokens)
+    # What the renderer shows (rule 2): the raw scan above misses shapes. The token counts are
+    # the extraction's, read once; the output's JSON text clears most drafts at once.
+    strings: tuple[str, ...] | None = None
+    if validated.maybe_shows_more:
+        strings = tuple(strings_in(output))
+        count = tokens.refs
+        lookalikes = rendered_lookalike_paths(output, strings, lambda text: len(count(text)))
+    if lookalikes:
+        detail = "a citation look-alike: write citations exactly as [OBS-1], [DOC-2] or [EVT-3]"
+        return _stopped(
+            draft,
+            [Failure(code=FailureCode.SCHEMA_INVALID, path=p, detail=detail) for p in lookalikes],
+        )
     distinct = dict.fromkeys(found.refs)
     if len(distinct) > MAX_DISTINCT_CITATIONS:
         return _stopped(draft, [_too_many(found.refs, found.paths)])
@@ -192,6 +212,7 @@ def prepare(draft: Draft, policy: TenantPolicy) -> Prepared:
         cited_at=found.paths,
         units=tuple(claim_units(output, kind, tokens)),
         refs_to_resolve=queryable,
+        strings=strings,
     )
 
 
@@ -277,11 +298,14 @@ def evaluate(
         omit=omit,
         replaced=replaced,
         keeps=lost_citation_keeps(resolved, texts, index) if hidden else None,
+        unit_spans=[u.span for u in prepared.units if u.span is not None],
     )
     if QuoteCheck.TOLERANT in worst.values():
         redacted = _quotes_in_source_words(redacted, worst, evidence, visible)
     if hidden:  # the last word: what a reader is shown (rule 5, ``claims.gate``)
-        redacted = _gate(redacted, claims, sources, hidden, resolved, evidence, policy, replaced)
+        redacted = _gate(
+            prepared, redacted, claims, sources, hidden, resolved, evidence, policy, replaced
+        )
     if replaced and policy.lost_support is LostSupportPolicy.REFUSE:
         refused = True
     return Evaluation(
@@ -299,6 +323,7 @@ def evaluate(
 
 
 def _gate(  # noqa: PLR0917 -- the published parts the gate reads, in place
+    prepared: Prepared,
     redacted: dict[str, Any],
     claims: WireParts,
     sources: WireParts,
@@ -315,7 +340,7 @@ def _gate(  # noqa: PLR0917 -- the published parts the gate reads, in place
         [evidence[r].title for r in hidden if r.kind is doc and r in evidence],
         [evidence[r].title for r in resolved if r.kind is doc],
     )
-    gate = RenderGate(hidden, titles)
+    gate = render_gate(hidden, titles)
     omit = policy.lost_support is LostSupportPolicy.OMIT
     words = "" if omit else policy.hedge_sentence
     hedged = (
@@ -323,7 +348,9 @@ def _gate(  # noqa: PLR0917 -- the published parts the gate reads, in place
         if omit
         else {"text": words, "citations": [], "grounding_status": GroundingStatus.HEDGED}
     )
-    redacted = gate_output(redacted, gate, words, replaced)
+    strings = prepared.strings
+    agents = {id(text) for text in (strings_in(prepared.output) if strings is None else strings)}
+    redacted = gate_output(redacted, gate, words, replaced, agents)
     replaced.extend([1] * gate_claims(claims, gate, hedged))
     gate_sources(sources, gate)
     return redacted

@@ -24,6 +24,7 @@ import json
 import unicodedata
 from typing import Any
 
+import orjson
 from fixtures import NOW, POLICY, TENANT, make_draft, scaled
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -31,7 +32,13 @@ from hypothesis import strategies as st
 from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord, Principal
 from worker.core.citations.extraction import scan_tokens
 from worker.core.citations.lookalikes import lookalike_spans
-from worker.core.citations.rendered import may_show_more, reader_form, shows_lookalike, visible_text
+from worker.core.citations.rendered import (
+    json_may_show_more,
+    may_show_more,
+    reader_form,
+    shows_lookalike,
+    visible_text,
+)
 from worker.core.turns.machine import decide
 from worker.core.verdict import evaluate, prepare
 
@@ -351,7 +358,8 @@ SKIPPABLE = st.lists(
         [
             "[DOC-5]", "[OBS-10]", "[DOC-", "]", "[", "(#)", "(", ")", "!", "#", "*", "_", "`",
             "~", "|", ">", "-", "=", ":", "DOC", "OBS", "5", "0", "1", "O", "l", "I", " ", "\n",
-            "a", "’", "—", "“", "é", "З", "\u200b",
+            "a", "’", "—", "“", "é", "З", "\u200b", "\u202e", "\u202c", "\u05d0", "[1", "[0",
+            '"', "{", "}", "t", "f", "n", "2", "9",
         ]
     ),
     max_size=24,
@@ -364,3 +372,15 @@ def test_the_render_skip_is_safe(text: str) -> None:
     """Where ``may_show_more`` says no, rendering shows no citation but the string's tokens."""
     if not may_show_more(text):
         assert not shows_lookalike(text, always=True), text
+
+
+@given(st.lists(SKIPPABLE, max_size=4), st.lists(st.integers(0, 90), max_size=3))
+@settings(max_examples=scaled(500), deadline=None)
+def test_the_output_wide_render_skip_is_safe(texts: list[str], numbers: list[int]) -> None:
+    """Where the output's JSON text clears it (``json_may_show_more``), no string of it shows a
+    citation but its tokens, rendered (arrays of numbers and strings beside them, as outputs
+    hold them)."""
+    output = {"answer_markdown": " ".join(texts), "notes": texts, "observations": numbers}
+    if not json_may_show_more(orjson.dumps(output)):
+        for text in texts:
+            assert not shows_lookalike(text, always=True), text

@@ -247,3 +247,30 @@ def test_the_gate_renders_with_cmark_gfm_and_raw_html() -> None:
     assert "<b>x</b>" in html
     assert "<td>b</td>" in html
     assert visible_text("<b>[DOC-</b>73002]") == "[DOC-73002]\n"
+
+
+def test_a_token_the_reader_never_sees_does_not_pay_for_a_lookalike_of_its_id() -> None:
+    """A real token inside an HTML comment, and a look-alike of the same id where it shows:
+    counting tokens alone would let the look-alike pass (found by the property test)."""
+    markdown = f"<!-- note {HIDDEN} -->\n\n{VISIBLE_LINE} [DOC-[](#)73002]"
+    assert shows_lookalike(markdown)
+    decision = decide_for({"answer_markdown": markdown}, attempt=1)
+    assert message(decision, "could_not_ground")["reasons"] == [
+        {"code": "schema_invalid", "path": "answer_markdown"}
+    ]
+
+
+def test_a_hidden_id_written_as_a_plain_number_is_not_named_in_a_reason() -> None:
+    """The agent's own number, but a hidden id's digits: the worker's reason for an unsupported
+    claim does not repeat them (rule 5: no hidden id in what the worker writes to a regenerate
+    request): it falls back to a detail that names no value."""
+    markdown = "Vessel Aurora met its escort near buoy 73002 and pier 4417 [OBS-73100]."
+    decision = decide_for(
+        {"answer_markdown": markdown, "citations": [{"kind": "DOC", "id": 73002}]}
+    )
+    (reason,) = message(decision, "regenerate")["reasons"]
+    assert reason == {
+        "code": "unsupported_claim",
+        "path": "answer_markdown",
+        "detail": "assertion sentence 1: the cited sources do not say it",
+    }

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from worker.core.citations.evidence import (
@@ -131,6 +132,7 @@ def check_quotes(
     return first_quote, worst
 
 
+@lru_cache(maxsize=256)
 def source_quote(quote: str, source: str | None) -> str | None:
     """A quote that checked ``exact`` or ``tolerant``, in its source's own words (rule 5: a
     tolerant quote is published as the source's text, so nothing the agent slipped between
@@ -138,9 +140,11 @@ def source_quote(quote: str, source: str | None) -> str | None:
     a substring, else each piece's matching stretch of the source, joined by `` … ``; ``None``
     where the stretches cannot be placed character by character (then nothing is published).
 
-    The source is normalised one character at a time, keeping where each normalised character
+    The source is normalised a run at a time (an ASCII run by lower-casing and the quote table,
+    one character each; any other character alone), keeping where each normalised character
     came from; a piece matches where the whole-text normalisation of ``check_quote`` would,
-    except across a composition NFKC makes of two source characters (then ``None``).
+    except across a composition NFKC makes of two source characters (then ``None``). Memoised:
+    the grounded answer's citation and the output's entry ask for the same quote.
     """
     if source is None:
         return None
@@ -148,27 +152,33 @@ def source_quote(quote: str, source: str | None) -> str | None:
         return quote
     normal: list[str] = []
     origin: list[int] = []
-    space = True  # collapse runs and drop leading whitespace, as ``normalize`` does
-    for at, char in enumerate(source):
-        form = normalize(char) if not char.isspace() else " "
-        if form == " ":
-            if space:
-                continue
-            space = True
+    for run in _RUN_RE.finditer(source):
+        start, text = run.start(), run.group()
+        if text[0].isspace():
+            if normal and normal[-1] != " ":
+                normal.append(" ")
+                origin.append(start)
+        elif text.isascii():
+            normal.append(text.lower().translate(_TRANSLATE))
+            origin.extend(range(start, run.end()))
         else:
-            space = False
-        for c in form or "":
-            normal.append(c)
-            origin.append(at)
-    text = "".join(normal)
+            for at, char in enumerate(text, start):
+                form = normalize(char)
+                normal.append(form)
+                origin.extend([at] * len(form))
+    flat = "".join(normal)
     pieces = [p.strip() for p in _ELLIPSIS_RE.split(normalize(quote))]
     found: list[str] = []
     at = 0
     for piece in (p for p in pieces if p):
-        start = text.find(piece, at)
+        start = flat.find(piece, at)
         if start < 0:
             return None
         end = start + len(piece)
         found.append(source[origin[start] : origin[end - 1] + 1])
         at = end
     return " … ".join(found) if found else None
+
+
+#: Whitespace runs, ASCII runs and single other characters of a source (``source_quote``).
+_RUN_RE = re.compile(r"\s+|[!-~]+|[^\s!-~]")

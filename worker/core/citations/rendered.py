@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from html import unescape
 from typing import Any, NamedTuple
 
@@ -47,10 +47,14 @@ from worker.core.citations.extraction import TOKEN_RE, walk_strings
 __all__ = [
     "SKELETON_SOURCE",
     "RenderGate",
+    "json_may_show_more",
+    "may_show_more",
     "reader_form",
+    "render_gate",
     "rendered_lookalike_paths",
     "shown_citations",
     "shows_lookalike",
+    "strings_in",
     "visible_text",
 ]
 
@@ -148,7 +152,6 @@ _READING = re.compile(rf"\[\s*(obs|doc|evt)\s*(?:-\s*)?([{re.escape(_DIGITS)}]+)
 _KINDS = {"obs": EvidenceKind.OBS, "doc": EvidenceKind.DOC, "evt": EvidenceKind.EVT}
 _TO_ASCII_DIGITS = str.maketrans(_DIGIT_OF)
 _READER_DIGITS = str.maketrans({d: r for r, d in _DIGIT_OF.items()})
-_SPACES = re.compile(r"\s+")
 _ASCII_BYTES = bytes(range(128))
 _RUNS = re.compile(r"[\x00-\x7f]+|[^\x00-\x7f]+")
 #: Characters that can make a line's drawn order differ from its logical order: right-to-left
@@ -258,7 +261,7 @@ def _tokens(text: str) -> Counter[_Reading]:
     )
 
 
-def may_show_more(text: str) -> bool:
+def may_show_more(text: str, tokens: int | None = None) -> bool:
     """Whether the rendering of ``text`` may show a citation other than its own tokens.
 
     ``False`` is certain. A reading needs a ``[`` and a ``]`` in the reader's form. Where the
@@ -267,12 +270,13 @@ def may_show_more(text: str) -> bool:
     bracket a reader sees is a token's, and a token holds no markup: rendering shows it whole
     (one reading, itself) or drops its brackets (link text). Bidi reordering cannot change
     that: a reading needs a ``[`` before a ``]``, which reordering takes from a token only by
-    reversing it (``[3002-COD]``, no reading).
+    reversing it (``[3002-COD]``, no reading). ``tokens``: how many tokens ``text`` holds, where
+    the caller counted them already.
     """
     if "&" in text or "<" in text or "\\" in text:
         return True
     brackets = text.count("[")
-    if brackets and brackets != len(TOKEN_RE.findall(text)):
+    if brackets and brackets != (len(TOKEN_RE.findall(text)) if tokens is None else tokens):
         return True
     if text.isascii():
         return False
@@ -285,55 +289,189 @@ def may_show_more(text: str) -> bool:
     return False
 
 
-def shows_lookalike(text: str, *, always: bool = False) -> bool:
+#: A ``[`` in an output's compact JSON text after which no reading can start: a token's, or an
+#: array's (``]``, ``{``, ``"``, a digit but ``0``, which reads as ``o``, ``-``, ``t``, ``f``,
+#: ``n``). In a string, ``"`` would be escaped (a backslash: never cleared), and none of these
+#: is markup a renderer removes, whitespace, or a letter a kind's name starts with.
+_OPEN_READING_JSON = re.compile(rb'\[(?!(?:OBS|DOC|EVT)-[0-9]++\]|[\]{"1-9tfn-])')
+
+
+def json_may_show_more(text: bytes) -> bool:
+    """Whether some string of an output whose compact JSON text is ``text`` may show a citation
+    other than its tokens when rendered (``may_show_more`` of each string at once; ``False`` is
+    sure). A reading needs a ``[`` followed, once rendered, by a kind's letters: in the source
+    by those, whitespace, or markup a renderer removes. A string that holds none of ``&``,
+    ``<`` or a literal backslash (``\\\\`` in JSON), no non-ASCII character that reads as a
+    bracket, and whose every ``[`` is a token's or followed by what only an array's can be
+    (whitespace after one is a JSON escape: a backslash), shows nothing more, unless it holds
+    right-to-left characters or bidi controls (which can draw ``[`` and digits in another
+    order)."""
+    if b"&" in text or b"<" in text or b"\\\\" in text:  # a literal backslash: ``\\\\``
+        return True
+    if _OPEN_READING_JSON.search(text) is not None:
+        return True
+    if text.isascii():
+        return False
+    others = text.translate(None, _ASCII_BYTES).decode()
+    if _REORDERS.search(others):  # drawn right to left, ``[10018-SBO]`` reads forwards
+        return True
+    table = _TABLE
+    return any("[" in table[c] or "]" in table[c] for c in set(map(ord, others)))
+
+
+def shows_lookalike(text: str, *, always: bool = False, tokens: int | None = None) -> bool:
     """Rule 2: whether ``text`` shows a reader a citation it does not hold as a token.
 
-    ``always``: render even where ``may_show_more`` says nothing more can show (tests of it)."""
-    if not always and not may_show_more(text):
+    ``always``: render even where ``may_show_more`` says nothing more can show (tests of it);
+    ``tokens``: its count of tokens, where the caller has it."""
+    if not always and not may_show_more(text, tokens):
         return False
     own = _tokens(text)
-    return any(
+    if any(
         count > own[reading] for view in _views(text) for reading, count in _readings(view).items()
-    )
+    ):
+        return True
+    # A token where the reader never sees it (a comment, an attribute) must not pay for a
+    # look-alike of its id that shows: with every token blanked, nothing may read as one.
+    return bool(own) and any(_readings(view) for view in _views(_blank_tokens(text)))
 
 
-def rendered_lookalike_paths(output: Mapping[str, Any]) -> list[str]:
-    """Paths of the strings of ``output`` that show a look-alike when rendered (rule 2)."""
+def _blank_tokens(text: str) -> str:
+    """``text`` with each token's characters turned into ``x`` (same length; no bracket left to
+    open or close a link or a reading)."""
+    return TOKEN_RE.sub(lambda token: "x" * len(token.group()), text)
+
+
+def rendered_lookalike_paths(
+    output: Mapping[str, Any],
+    strings: Iterable[str] | None = None,
+    count: Callable[[str], int] | None = None,
+) -> list[str]:
+    """Paths of the strings of ``output`` that show a look-alike when rendered (rule 2): the
+    strings (``strings_in(output)``, or as given) are read without their paths first, and paths
+    are made only when one shows one. ``count``: each string's number of tokens, if known."""
+    texts = strings_in(output) if strings is None else strings
+    if count is None:
+        if not any(shows_lookalike(text) for text in texts):
+            return []
+    elif not any(shows_lookalike(text, tokens=count(text) if "[" in text else 0) for text in texts):
+        return []
     return [path for path, text in walk_strings(output) if shows_lookalike(text)]
 
 
+def strings_in(value: Any) -> list[str]:
+    """Every string value inside ``value`` (not keys), in document order (rule 2 bounds
+    nesting; one list, no generator frame per value)."""
+    out: list[str] = []
+    _collect(value, out)
+    return out
+
+
+def _collect(value: Any, out: list[str]) -> None:
+    if value.__class__ is str:
+        out.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            if item.__class__ is str:
+                out.append(item)
+            else:
+                _collect(item, out)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            if item.__class__ is str:
+                out.append(item)
+            else:
+                _collect(item, out)
+    elif isinstance(value, str):
+        out.append(value)
+
+
 class RenderGate(NamedTuple):
-    """Rule 5's last check of a published string: what must not show (see ``shows``)."""
+    """Rule 5's last check of a published string: what must not show (see ``shows``). Made by
+    ``render_gate``."""
 
     hidden: frozenset[CitationRef]
-    #: Hidden documents' titles in the reader's form, whitespace collapsed (long enough to
+    #: Hidden documents' titles as padded runs of words in the reader's form (long enough to
     #: name a document: ``titles_to_hide``).
     titles: tuple[str, ...]
+    #: A text one of which every hidden token holds (``-0``: written with leading zeros).
+    marks: tuple[str, ...] = ("-0",)
 
     def shows(self, text: str) -> bool:
         """Whether ``text`` shows a hidden id, a look-alike or a hidden title."""
         if not text:
             return False
-        own = _tokens(text)
-        if own and not self.hidden.isdisjoint(map(_ref, own)):
+        if (
+            "[" in text
+            and any(mark in text for mark in self.marks)
+            and not self.hidden.isdisjoint(map(_ref, _tokens(text)))
+        ):
             return True
-        if not self.titles and not may_show_more(text):
-            return False
+        if not may_show_more(text):  # what shows of a citation is its own tokens
+            if not self.titles:
+                return False
+            if _LINKED_TOKEN.search(text) is None:  # and its words are the raw text's
+                return self._names_title(_raw_words(text))
+        own = _tokens(text)
         for view in _views(text):
             for reading, count in _readings(view).items():
                 if count > own[reading] or _ref(reading) in self.hidden:
                     return True
-            if self.titles:
-                shown = _SPACES.sub(" ", view)
-                if any(title in shown for title in self.titles):
-                    return True
+            if self.titles and self._names_title([_words(view)]):
+                return True
         return False
+
+    def names_title(self, text: str) -> bool:
+        """Whether ``text`` shows a hidden title (all ``shows`` asks of a string the agent wrote
+        and redaction left alone: rule 2 read its citations already, and it holds no hidden
+        token, or redaction would have cut it)."""
+        if not self.titles or not text:
+            return False
+        if not may_show_more(text) and _LINKED_TOKEN.search(text) is None:
+            return self._names_title(_raw_words(text))
+        return any(self._names_title([_words(view)]) for view in _views(text))
+
+    def _names_title(self, texts: list[str]) -> bool:
+        return any(title in text for text in texts for title in self.titles)
+
+
+#: A token a renderer may read as a link (its brackets then show not): followed by a
+#: destination, a label or a definition's colon.
+_LINKED_TOKEN = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]+\](?=[(\[:])")
+#: Marks that may format (never shown) or be shown as they are, between two letters.
+_MARKS_OUT = str.maketrans(dict.fromkeys("*~`"))
+_MARKS_APART = str.maketrans(dict.fromkeys("*~`", " "))
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _words(text: str) -> str:
+    """A text's words (letters and digits of the reader's form), space-separated and padded:
+    a title is looked for as a run of whole words, whatever punctuation or markup stands
+    between them."""
+    return " " + " ".join(_WORD.findall(text)) + " "
+
+
+def _raw_words(text: str) -> list[str]:
+    """The words a renderer can show of a text that ``may_show_more`` clears and whose tokens
+    no link takes: nothing in it decodes, hides or joins letters but inline marks (``*``, ``~``,
+    a backtick), read both as formatting (gone) and as shown (apart); block markers, pipes and
+    tokens only separate words."""
+    form = reader_form(text)
+    if "*" not in form and "~" not in form and "`" not in form:
+        return [_words(form)]
+    return [_words(form.translate(_MARKS_OUT)), _words(form.translate(_MARKS_APART))]
 
 
 #: A title names a document when it has at least this many words and characters (reader's
 #: form): shorter ones ("Q3", "Notes") would hide ordinary words (``docs/decisions.md``).
 MIN_TITLE_WORDS = 2
 MIN_TITLE_CHARS = 10
+
+
+def render_gate(hidden: frozenset[CitationRef], titles: tuple[str, ...]) -> RenderGate:
+    """The gate of ``hidden`` refs and ``titles`` (``titles_to_hide``)."""
+    marks = (*{f"[{ref.kind.value}-{ref.id}]" for ref in hidden}, "-0")
+    return RenderGate(hidden, titles, marks)
 
 
 def titles_to_hide(hidden: Iterable[str | None], visible: Iterable[str | None]) -> tuple[str, ...]:
@@ -346,7 +484,7 @@ def titles_to_hide(hidden: Iterable[str | None], visible: Iterable[str | None]) 
             continue
         form = _title_form(title)
         if (
-            len(form) >= MIN_TITLE_CHARS
+            len(form.replace(" ", "")) >= MIN_TITLE_CHARS
             and len(form.split()) >= MIN_TITLE_WORDS
             and form not in seen
             and form not in out
@@ -356,4 +494,4 @@ def titles_to_hide(hidden: Iterable[str | None], visible: Iterable[str | None]) 
 
 
 def _title_form(title: str) -> str:
-    return _SPACES.sub(" ", reader_form(title)).strip()
+    return _words(reader_form(title))

@@ -8,7 +8,9 @@ document's title. Where one shows, the earlier passes missed it, so the gate fai
 - in a string of the output, each finest sentence (``worker.core.claims.hidden_words``) that
   shows one alone has its words replaced as rule 5 replaces them (the hedge sentence, or
   nothing where the policy omits); if the string still shows one (a shape spread over
-  sentences), the whole string is replaced;
+  sentences), the whole string is replaced. A string redaction left as the agent wrote it is
+  searched for hidden titles only: rule 2 read its citations as rendered already, and it holds
+  no hidden token (redaction would have cut it);
 - a published claim that shows one is hedged (or left out where the policy omits);
 - a source's title or quote that shows one is left out (both are optional in a citation).
 
@@ -19,26 +21,39 @@ read as rendered (``shows_lookalike``).
 
 from __future__ import annotations
 
+from collections.abc import Container
 from typing import Any
 
 from worker.core.citations.redaction import replace_spans
-from worker.core.citations.rendered import RenderGate
+from worker.core.citations.rendered import RenderGate, strings_in
 from worker.core.claims.hidden_words import regions, sentences_of
 
 __all__ = ["gate_claims", "gate_output", "gate_sources"]
 
 
-def gate_output(output: Any, gate: RenderGate, words: str, replaced: list[int]) -> Any:
+def gate_output(
+    output: Any, gate: RenderGate, words: str, replaced: list[int], agents: Container[int]
+) -> Any:
     """``output`` with every string that shows what ``gate`` hides mended (module docstring);
-    the same object where nothing shows."""
+    the same object where nothing shows. ``agents``: the ``id`` of each string of the agent's
+    own output — one redaction left as it was is only searched for hidden titles
+    (``RenderGate.names_title``)."""
+    shows = gate.shows
+    hits = {
+        text
+        for text in strings_in(output)
+        if (gate.names_title(text) if id(text) in agents else shows(text))
+    }
+    return _mend(output, gate, words, replaced, hits) if hits else output
+
+
+def _mend(output: Any, gate: RenderGate, words: str, replaced: list[int], hits: set[str]) -> Any:
     if isinstance(output, str):
-        return _gate_text(output, gate, words, replaced) if gate.shows(output) else output
+        return _gate_text(output, gate, words, replaced) if output in hits else output
     if isinstance(output, dict):
-        changed = {k: gate_output(v, gate, words, replaced) for k, v in output.items()}
-        return output if all(changed[k] is v for k, v in output.items()) else changed
+        return {k: _mend(v, gate, words, replaced, hits) for k, v in output.items()}
     if isinstance(output, list):
-        items = [gate_output(v, gate, words, replaced) for v in output]
-        return output if all(a is b for a, b in zip(items, output, strict=True)) else items
+        return [_mend(v, gate, words, replaced, hits) for v in output]
     return output
 
 

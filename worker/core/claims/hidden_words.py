@@ -72,8 +72,11 @@ class Region(NamedTuple):
     segments: tuple[tuple[int, int], ...] = ()
 
 
-def regions(text: str) -> list[Region]:
-    """Every region of ``text``, in order (see the module docstring)."""
+def regions(text: str, wanted: Callable[[str], bool] | None = None) -> list[Region]:
+    """Every region of ``text``, in order (see the module docstring); with ``wanted``, only
+    what lies outside the blocks in stretches it wants is cut into regions (the blocks are
+    cheap, the rest needs the parser's code blocks). The parser is asked for code blocks only
+    where such a stretch holds a ``[`` (a token to place)."""
     found: list[Region] = []
     for block in blocks(text):
         segments = tuple(block.segments)
@@ -82,18 +85,21 @@ def regions(text: str) -> list[Region]:
         start, end = segments[0][0], segments[-1][1]
         found.append(Region(start, end, not block.row, block.row, segments))
     found.sort()
-    out: list[Region] = []
+    gaps: list[tuple[int, int]] = []
     at = 0
-    code: list[tuple[int, int]] | None = None
     for region in found:
         if region.start > at:
-            if code is None:
-                code = _code_ranges(text)
-            out.extend(_gap_regions(text, at, region.start, code))
-        out.append(region)
+            gaps.append((at, region.start))
         at = max(at, region.end)
     if at < len(text):
-        out.extend(_gap_regions(text, at, len(text), code or _code_ranges(text)))
+        gaps.append((at, len(text)))
+    if wanted is not None:
+        gaps = [(s, e) for s, e in gaps if wanted(text[s:e])]
+    code = _code_ranges(text) if any("[" in text[s:e] for s, e in gaps) else []
+    out = found
+    for gap_start, gap_end in gaps:
+        out.extend(_gap_regions(text, gap_start, gap_end, code))
+    out.sort()
     return out
 
 
@@ -175,39 +181,82 @@ Keeps = Callable[[str, tuple[CitationRef, ...]], bool]
 
 
 def word_spans(
-    text: str, hidden: Collection[CitationRef], words: str, keeps: Keeps | None = None
+    text: str,
+    hidden: Collection[CitationRef],
+    words: str,
+    keeps: Keeps | None = None,
+    judged: Sequence[tuple[int, int]] = (),
 ) -> list[tuple[int, int, str]]:
     """What rule 5 replaces in ``text``: each sentence that carries a group whose ids are all
     ``hidden``, and (with ``keeps``) each other sentence carrying a hidden token that ``keeps``
-    does not keep, as ``(start, end, words)`` in order, not overlapping. A table row keeps its
-    pipes; a line keeps its leading markers."""
+    does not keep — unless it lies inside a ``judged`` span (sorted; a claim unit whose support
+    was decided) — as ``(start, end, words)`` in order, not overlapping. A table row keeps its
+    pipes; a line keeps its leading markers. Only regions that hold a hidden token are read."""
+    marks = _hidden_marks(hidden)
+    if not _may_hold(text, marks):
+        return []
+    judged_starts = [s for s, _ in judged]
     spans: list[tuple[int, int, str]] = []
-    for region in regions(text):
-        if "[" not in text[region.start : region.end]:
-            continue
+    for region in regions(text, lambda piece: _may_hold(piece, marks)):
         body = _region_text(text, region)
-        sentences = _sentences(body) if region.prose else [(0, len(body))]
-        starts = [s for s, _ in sentences]
+        if not _may_hold(body, marks):
+            continue
+        sentences: list[tuple[int, int]] | None = None
+        starts: list[int] = []
         marked: dict[int, bool] = {}  # sentence index -> replace
         for g_start, _, refs in _groups(body):
             hit = [r in hidden for r in refs]
             if not any(hit):
                 continue
+            if sentences is None:
+                sentences = _sentences(body) if region.prose else [(0, len(body))]
+                starts = [s for s, _ in sentences]
             k = _sentence_of(starts, body, g_start)
             if all(hit):
                 marked[k] = True
             elif k not in marked:
                 marked[k] = False  # lost a citation: supported or not, decided below
         for k, replace in sorted(marked.items()):
-            s, e = sentences[k]
+            s, e = sentences[k]  # type: ignore[index]  # set with the first mark
             if not replace:
-                if keeps is None:
+                if keeps is None or _inside(judged, judged_starts, body, region.start, s, e):
                     continue
                 kept_text, visible = _without_hidden(body[s:e], hidden)
                 if keeps(kept_text, visible):
                     continue
             spans.append(_replacement(text, region, region.start + s, region.start + e, words))
     return _merged(spans)
+
+
+def _hidden_marks(hidden: Collection[CitationRef]) -> tuple[str, ...]:
+    """Texts one of which every hidden token holds (``[DOC-9`` for DOC 9, so ``[DOC-9]``;
+    ``-0`` stands for any written with leading zeros)."""
+    return (*{f"[{ref.kind.value}-{ref.id}]" for ref in hidden}, "-0")
+
+
+def _may_hold(text: str, marks: tuple[str, ...]) -> bool:
+    """Whether ``text`` may hold a hidden token (``False`` is sure)."""
+    return "[" in text and any(mark in text for mark in marks)
+
+
+def _inside(  # noqa: PLR0917 -- a sentence of a region, and the spans to look in
+    spans: Sequence[tuple[int, int]],
+    starts: Sequence[int],
+    body: str,
+    origin: int,
+    start: int,
+    end: int,
+) -> bool:
+    """Whether the sentence ``body[start:end]`` (blanks aside; ``origin``: the body's offset in
+    the text) lies inside one of ``spans``."""
+    if not spans:
+        return False
+    while start < end and body[start] in _BLANKS:
+        start += 1
+    while end > start and body[end - 1] in _BLANKS:
+        end -= 1
+    k = bisect_right(starts, origin + start) - 1
+    return k >= 0 and spans[k][1] >= origin + end
 
 
 def sentences_of(text: str, region: Region) -> list[tuple[int, int]]:

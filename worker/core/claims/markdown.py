@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import pyromark
@@ -81,8 +82,12 @@ class Block(NamedTuple):
     header: bool = False
 
 
+@lru_cache(maxsize=64)
 def blocks(text: str) -> list[Block]:
-    """The blocks of ``text``: prose, table rows and headings; code and the like are left out."""
+    """The blocks of ``text``: prose, table rows and headings; code and the like are left out.
+
+    Memoised (callers never change what it returns): a field is read for its sentences, then
+    again by rule 5 (``hidden_words``) where it carries a hidden citation."""
     if not text:
         return []
     if text[0] not in BLOCK_STARTS and "\n" not in text and "\r" not in text:

@@ -195,7 +195,7 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
                 )
             if not redact or result.level is SupportLevel.SUPPORTED:
                 if reading is not None and enforce and result.level is SupportLevel.UNSUPPORTED:
-                    failures.append(_unsupported(unit, result))
+                    failures.append(_unsupported(unit, result, hidden))
                 claims.append(claim)
                 continue
             # It lost a citation and its visible sources do not support it alone: its words
@@ -278,7 +278,9 @@ def _support(  # noqa: PLR0917 -- one cited unit's part of check_claim_units's s
     return result
 
 
-def _unsupported(unit: ClaimUnit, result: SupportResult) -> Failure:
+def _unsupported(
+    unit: ClaimUnit, result: SupportResult, hidden: frozenset[CitationRef] = frozenset()
+) -> Failure:
     """``unsupported_claim`` at the unit's path, naming what of the unit's own (visible) words
     no cited source has: never a source's text."""
     if result.missing_numbers:
@@ -292,9 +294,21 @@ def _unsupported(unit: ClaimUnit, result: SupportResult) -> Failure:
         )
     else:  # words_accuse only ever lowers a level: unreachable, kept total
         detail = "the cited sources do not say it"
+    if hidden and _names_an_id(detail, hidden):  # its own words, but a hidden id's digits
+        detail = "the cited sources do not say it"
     if unit.kind is UnitKind.SENTENCE:
         detail = f"assertion sentence {unit.index + 1}: {detail}"
     return Failure(code=FailureCode.UNSUPPORTED_CLAIM, path=unit.path, detail=detail[:300])
+
+
+_NUMBERS = re.compile(r"[0-9]+")
+
+
+def _names_an_id(text: str, hidden: frozenset[CitationRef]) -> bool:
+    """Whether a run of digits of ``text`` is a hidden id (rule 5: no hidden id in a regenerate
+    request, even one the agent wrote as a plain number)."""
+    ids = {str(ref.id) for ref in hidden}
+    return any(run.lstrip("0") in ids for run in _NUMBERS.findall(text))
 
 
 class _Hidden(NamedTuple):
@@ -312,6 +326,9 @@ class _Hidden(NamedTuple):
     #: Whether a sentence that lost a citation keeps its words (rule 5: supported by its
     #: visible sources); ``None``: every such sentence keeps them.
     keeps: Keeps | None = None
+    #: Spans of the text already judged as claim units (their support decided): ``keeps`` is
+    #: not asked again inside them.
+    judged: Sequence[tuple[int, int]] = ()
 
 
 def _hidden(
@@ -331,7 +348,7 @@ def _hidden_word_spans(text: str, hidden: _Hidden) -> list[tuple[int, int, str]]
     whose ids are all hidden, and each other sentence that lost a citation and that
     ``hidden.keeps`` does not keep, as a replacement of its words by ``hidden.words``
     (``worker.core.claims.hidden_words``)."""
-    spans = word_spans(text, hidden.refs, hidden.words or "", hidden.keeps)
+    spans = word_spans(text, hidden.refs, hidden.words or "", hidden.keeps, hidden.judged)
     if spans and hidden.replaced is not None:
         hidden.replaced.extend(range(len(spans)))
     return spans
@@ -434,6 +451,7 @@ def redact_output(
     omit: bool = False,
     replaced: list[int] | None = None,
     keeps: Keeps | None = None,
+    unit_spans: Sequence[tuple[int, int]] = (),
 ) -> dict[str, Any]:
     """The agent output as it may be shown to the principal (contract §3.5, §3.7).
 
@@ -442,12 +460,15 @@ def redact_output(
     anywhere (all rebuilt). A sentence outside the claim units that carries a hidden-only group
     of tokens (a heading, a question, a title...) has its words replaced by ``hedge_sentence``
     (``""`` with ``omit``), one entry added to ``replaced`` for each (rule 5); so has every other
-    sentence carrying a hidden token that ``keeps`` does not keep (``lost_citation_keeps``).
+    sentence carrying a hidden token that ``keeps`` does not keep (``lost_citation_keeps``),
+    outside the claim units (their texts, and ``unit_spans`` of ``answer_markdown``: the
+    units' own check decided them).
     """
     spans, items = _actions(verdicts, hedge_sentence)
     if not hidden_refs and not spans and not items:
         return output
     hidden = _hidden(hidden_refs, "" if omit else hedge_sentence, replaced, keeps)
+    unit_text = hidden._replace(keeps=None)  # a unit's own text: its support was decided
     out: dict[str, Any] = {}
     acted = {key for key, _ in items}
     for key, value in output.items():
@@ -457,10 +478,12 @@ def redact_output(
         if untouched and places is not None and key not in places and _plain_key(key):
             out[key] = value  # nothing hidden in it, nothing hedged or omitted
         elif key == "answer_markdown" and isinstance(value, str):
+            spans.sort()
+            judged = hidden._replace(judged=_shifted(unit_spans, spans))
             if spans:
-                out[key] = without_lookalikes(_remove(replace_spans(value, sorted(spans)), hidden))
+                out[key] = without_lookalikes(_remove(replace_spans(value, spans), judged))
             else:
-                out[key] = _remove(value, hidden)
+                out[key] = _remove(value, judged)
         elif key == "citations" and isinstance(value, list):
             out[key] = _visible_entries(value, hidden)
         elif key in _STRUCTURED_LISTS and isinstance(value, list):
@@ -470,12 +493,31 @@ def redact_output(
                 k: (
                     [o for o in v if CitationRef(EvidenceKind.OBS, o) not in hidden_refs]
                     if k == "observations"
-                    else _scrub(v, hidden)
+                    else _scrub(v, unit_text)
                 )
                 for k, v in value.items()
             }
+        elif key == "summary":  # a proposal's: the unit's own text, judged with it
+            out[key] = _scrub(value, unit_text)
         else:
             out[key] = _scrub(value, hidden)
+    return out
+
+
+def _shifted(
+    spans: Sequence[tuple[int, int]], replaced: Sequence[tuple[int, int, str]]
+) -> list[tuple[int, int]]:
+    """``spans`` of a text (sorted) as they stand once ``replaced`` (sorted, not overlapping)
+    were applied; a span that was replaced is gone."""
+    out: list[tuple[int, int]] = []
+    delta, k = 0, 0
+    for start, end in spans:
+        while k < len(replaced) and replaced[k][1] <= start:
+            delta += len(replaced[k][2]) - (replaced[k][1] - replaced[k][0])
+            k += 1
+        if k < len(replaced) and replaced[k][0] < end:
+            continue  # replaced itself
+        out.append((start + delta, end + delta))
     return out
 
 

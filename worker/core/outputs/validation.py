@@ -26,6 +26,7 @@ import orjson
 from pydantic import ValidationError
 
 from worker.core.citations.lookalikes import json_may_hold
+from worker.core.citations.rendered import json_may_show_more
 from worker.core.failures import Failure, FailureCode
 from worker.core.outputs.schemas import (
     ADAPTERS,
@@ -111,6 +112,9 @@ class ValidatedOutput(NamedTuple):
     #: Some string may hold a citation look-alike (``worker.core.citations.lookalikes``); ``False``
     #: is sure.
     maybe_lookalike: bool = True
+    #: Some string's rendering may show a citation other than its tokens
+    #: (``worker.core.citations.rendered``); ``False`` is sure.
+    maybe_shows_more: bool = True
 
 
 #: The shortest token with an id of over 1,000 digits: ``[OBS-`` + 1,001 digits + ``]``.
@@ -268,6 +272,7 @@ def _validate(
         failures=tuple(semantic),
         long_digit_run=_long_digit_run(obj, text),
         maybe_lookalike=text is None or json_may_hold(text),
+        maybe_shows_more=text is None or json_may_show_more(text),
     )
 
 
