@@ -63,17 +63,9 @@ SKELETON_SOURCE = f"ICU {icu.ICU_VERSION} (Unicode {icu.UNICODE_VERSION}) SpoofC
 
 _OPTIONS = cmarkgfm.Options.CMARK_OPT_UNSAFE  # raw HTML passes through: the worst case
 _EXTENSIONS = ("table",)
-#: Every tag-like construct of the rendered HTML, ended as the most lenient reader ends it (see
-#: the module docstring): a comment at ``-->`` or ``--!>`` (or at once: ``<!-->``), anything
-#: else that a browser reads as markup at its first ``>``. An unclosed one stays text (shown).
-_LENIENT_MARKUP = re.compile(r"<!--(?:-?>|.*?--!?>)|<[A-Za-z/!?][^>]*+>", re.DOTALL)
-#: The same as a browser's tokenizer reads a tag: a ``>`` inside a quoted attribute value ends
-#: nothing (``<span title="a>b">``). Both readings are searched: removing less of a tag can
-#: part what removing all of it joins.
-_QUOTED_MARKUP = re.compile(
-    r"""<!--(?:-?>|.*?--!?>)|<[!?][^>]*+>|</?[A-Za-z][^\s/>]*+(?:[^>"']++|"[^"]*+"|'[^']*+')*+>""",
-    re.DOTALL,
-)
+#: cmark-gfm's own tags (the source held no ``<``): those with an ``alt`` or ``title``, and all.
+_SHOWING_TAG = re.compile(r"<[^>]*\s(?:alt|title)=[^>]*>")
+_PLAIN_TAG = re.compile(r"<[^>]*>")
 #: An ``alt`` (shown in an image's place) or ``title`` (shown apart, as a tooltip) attribute,
 #: as cmark-gfm writes it (double quotes) or a raw HTML author may (single quotes, none).
 _SHOWN_ATTRIBUTE = re.compile(
@@ -177,7 +169,7 @@ def reader_form(text: str) -> str:
 def visible_text(markdown: str) -> str:
     """What cmark-gfm's rendering of ``markdown`` shows, markup removed as the most lenient
     reader removes it (see the module docstring)."""
-    return _visible(_render(markdown))[0]
+    return _visible(_render(markdown), raw="<" in markdown)[0]
 
 
 def _render(markdown: str) -> str:
@@ -187,40 +179,137 @@ def _render(markdown: str) -> str:
     return html
 
 
-def _visible(html: str) -> list[str]:
+def _visible(html: str, *, raw: bool = True) -> list[str]:
     """The texts ``html`` shows: markup removed leniently and, where raw HTML may hold a quoted
     ``>``, as a browser's tokenizer removes it; references decoded; ``title`` values after a
-    NUL (no citation reads across one)."""
+    NUL (no citation reads across one). ``raw``: the source may hold raw HTML (a ``<``);
+    without, every tag is cmark-gfm's own, closed and quoting nothing but escaped text, and
+    two C-level substitutions remove them."""
     if "<" not in html:
         return [unescape(html) if "&" in html else html]
-    patterns = [_LENIENT_MARKUP]
-    if "'" in html or '"' in html:  # cmark-gfm's own attributes hold no ``>``: one reading
-        patterns.append(_QUOTED_MARKUP)
-    out: list[str] = []
-    for pattern in patterns:
+    if not raw:
         titles: list[str] = []
 
-        def shown(match: re.Match[str], titles: list[str] = titles) -> str:
-            markup = match.group()
-            if "=" not in markup or markup.startswith("<!--"):
-                return ""
+        def shown(match: re.Match[str]) -> str:
             alt: list[str] = []
-            for name, a, b, c in _SHOWN_ATTRIBUTE.findall(markup):
+            for name, a, b, c in _SHOWN_ATTRIBUTE.findall(match.group()):
                 (alt if name.lower() == "alt" else titles).append(a or b or c)
             return "".join(alt)
 
-        text = pattern.sub(shown, html)
-        if titles:
-            text = "\0".join([text, *titles])
+        text = _PLAIN_TAG.sub("", _SHOWING_TAG.sub(shown, html))
+        text = "\0".join([text, *titles])
+        return [unescape(text) if "&" in text else text]
+    readings = [False]
+    if "'" in html or '"' in html:  # cmark-gfm's own attributes hold no ``>``: one reading
+        readings.append(True)
+    out: list[str] = []
+    for quoted in readings:
+        pieces, titles = _strip(html, quoted=quoted)
+        text = "\0".join(["".join(pieces), *titles])
         out.append(unescape(text) if "&" in text else text)
     return out
+
+
+class _Next:
+    """The next place of a needle at or after a position, found with ``str.find`` and kept, so
+    that the searches of one scan never read a stretch twice (linear however many openers lack
+    their closer: once a needle is absent after a place, it is absent after every later one)."""
+
+    __slots__ = ("at", "needle", "text")
+
+    def __init__(self, text: str, needle: str) -> None:
+        self.text, self.needle, self.at = text, needle, -2  # -2: not searched yet
+
+    def __call__(self, pos: int) -> int:
+        at = self.at
+        if at == -1 or at >= pos:
+            return at
+        self.at = self.text.find(self.needle, pos)
+        return self.at
+
+
+def _strip(html: str, *, quoted: bool) -> tuple[list[str], list[str]]:
+    """The text of ``html`` outside markup (see the module docstring), and its ``title`` values.
+    A comment ends at its first ``-->`` or ``--!>`` (or at once: ``<!-->``, ``<!--->``); any
+    other construct a browser reads as markup (``<`` then a letter, ``/``, ``!`` or ``?``) at
+    its first ``>`` or, ``quoted``, at its first ``>`` outside a quoted attribute value. One
+    without its end stays text. One pass: every search goes forward (``_Next``)."""
+    pieces: list[str] = []
+    titles: list[str] = []
+    n = len(html)
+    less, greater = _Next(html, "<"), _Next(html, ">")
+    comment_end, bang_end = _Next(html, "-->"), _Next(html, "--!>")
+    quotes = {'"': _Next(html, '"'), "'": _Next(html, "'")}
+    pos = scan = 0
+    while True:
+        lt = less(scan)
+        if lt < 0:
+            break
+        end = -1
+        if html.startswith("<!--", lt):
+            if html.startswith(">", lt + 4) or html.startswith("->", lt + 4):
+                end = lt + 5 if html[lt + 4] == ">" else lt + 6
+            else:
+                ends = [
+                    e + k for e, k in ((comment_end(lt + 4), 3), (bang_end(lt + 4), 4)) if e >= 0
+                ]
+                end = min(ends) if ends else -1
+        elif lt + 1 < n and (
+            (html[lt + 1].isascii() and html[lt + 1].isalpha()) or html[lt + 1] in "/!?"
+        ):
+            end = _tag_end(html, lt, greater, quotes) if quoted else _after(greater(lt + 1))
+        if end < 0:  # text: no construct here
+            scan = lt + 1
+            continue
+        pieces.append(html[pos:lt])
+        markup = html[lt:end]
+        if "=" in markup and not markup.startswith("<!--"):
+            for name, a, b, c in _SHOWN_ATTRIBUTE.findall(markup):
+                if name.lower() == "alt":
+                    pieces.append(a or b or c)
+                else:
+                    titles.append(a or b or c)
+        pos = scan = end
+    pieces.append(html[pos:])
+    return pieces, titles
+
+
+def _after(at: int) -> int:
+    return at + 1 if at >= 0 else -1
+
+
+def _tag_end(html: str, lt: int, greater: _Next, quotes: dict[str, _Next]) -> int:
+    """Where the tag at ``lt`` ends as a browser's tokenizer ends it: at the first ``>`` outside
+    a quoted attribute value (a value opens with a quote right after ``=`` and blanks); ``-1``
+    where it does not end (an unclosed value or no ``>``)."""
+    if html[lt + 1] in "!?":  # a declaration or processing instruction: a bogus comment
+        return _after(greater(lt + 1))
+    at = lt + 1
+    while True:
+        gt = greater(at)
+        if gt < 0:
+            return -1
+        eq = html.find("=", at, gt)
+        if eq < 0:
+            return gt + 1
+        value = eq + 1
+        while value < gt and html[value] in " \t\n\r\f":
+            value += 1
+        quote = html[value]
+        if value < gt and quote in quotes:
+            close = quotes[quote](value + 1)
+            if close < 0:
+                return -1
+            at = close + 1
+        else:  # unquoted (it holds no ``>``) or empty: read on from the value
+            at = max(value, eq + 1)
 
 
 def _views(markdown: str) -> list[str]:
     """The reader's forms of what ``markdown`` shows: in logical order and, for text that may
     hold right-to-left characters or bidi controls, in the order it is drawn."""
     views: list[str] = []
-    for shown in _visible(_render(markdown)):
+    for shown in _visible(_render(markdown), raw="<" in markdown):
         views.append(reader_form(shown))
         if not shown.isascii() and _REORDERS.search(shown):
             bidi = icu.Bidi()

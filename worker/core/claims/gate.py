@@ -57,15 +57,22 @@ def _mend(output: Any, gate: RenderGate, words: str, replaced: list[int], hits: 
     return output
 
 
+#: At most this many sentences of a string are rendered one by one to find which show what
+#: must not; a longer string that shows one is replaced whole (a bound: each render has a
+#: fixed cost, and an adversarial string could hold a hundred thousand sentences).
+MAX_SENTENCES = 64
+
+
 def _gate_text(text: str, gate: RenderGate, words: str, replaced: list[int]) -> str:
+    sentences = [span for region in regions(text) for span in sentences_of(text, region)]
     spans: list[tuple[int, int, str]] = []
-    for region in regions(text):
-        for start, end in sentences_of(text, region):
+    if len(sentences) <= MAX_SENTENCES:
+        for start, end in sentences:
             piece = text[start:end]
             if piece.strip() and gate.shows(piece):
                 spans.append((start, end, words))
     mended = replace_spans(text, spans) if spans else text
-    if gate.shows(mended):
+    if not spans or gate.shows(mended):
         replaced.append(1)
         return words
     replaced.extend([1] * len(spans))

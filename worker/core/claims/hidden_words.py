@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 import pyromark
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind
-from worker.core.claims.markdown import blocks, mask
+from worker.core.claims.markdown import BLOCK_STARTS, blocks, mask
 
 __all__ = ["Region", "hidden_only_group", "regions", "sentences_of", "word_spans"]
 
@@ -76,7 +76,17 @@ def regions(text: str, wanted: Callable[[str], bool] | None = None) -> list[Regi
     """Every region of ``text``, in order (see the module docstring); with ``wanted``, only
     what lies outside the blocks in stretches it wants is cut into regions (the blocks are
     cheap, the rest needs the parser's code blocks). The parser is asked for code blocks only
-    where such a stretch holds a ``[`` (a token to place)."""
+    where such a stretch holds a ``[`` (a token to place). One line that opens no block and
+    holds no code span or image is one paragraph (most claim texts): no parser."""
+    if (
+        text
+        and text[0] not in BLOCK_STARTS
+        and "\n" not in text
+        and "\r" not in text
+        and "`" not in text
+        and "![" not in text
+    ):
+        return [Region(0, len(text), True, False, ((0, len(text)),))]
     found: list[Region] = []
     for block in blocks(text):
         segments = tuple(block.segments)
@@ -98,7 +108,13 @@ def regions(text: str, wanted: Callable[[str], bool] | None = None) -> list[Regi
     code = _code_ranges(text) if any("[" in text[s:e] for s, e in gaps) else []
     out = found
     for gap_start, gap_end in gaps:
-        out.extend(_gap_regions(text, gap_start, gap_end, code))
+        # Only the code blocks that may meet the gap (each meets few gaps: linear).
+        k = max(bisect_right(code, (gap_start, -1)) - 1, 0)
+        inside = []
+        while k < len(code) and code[k][0] < gap_end:
+            inside.append(code[k])
+            k += 1
+        out.extend(_gap_regions(text, gap_start, gap_end, inside))
     out.sort()
     return out
 
@@ -125,11 +141,13 @@ def _gap_regions(
     line each inside a code block, else runs of lines between blank lines."""
     run_start = -1
     at = start
+    code_starts = [s for s, _ in code] if code else []
     while at < end:
         newline = text.find("\n", at, end)
         line_end = end if newline < 0 else newline
         line = text[at:line_end]
-        in_code = any(s <= at < e for s, e in code)  # few code blocks: a short scan
+        k = bisect_right(code_starts, at) - 1
+        in_code = k >= 0 and at < code[k][1]
         if in_code or not line.strip():
             if run_start >= 0:
                 yield Region(run_start, at, False)
@@ -152,11 +170,11 @@ def _region_text(text: str, region: Region) -> str:
 
 def _groups(body: str) -> Iterator[tuple[int, int, list[CitationRef]]]:
     for group in GROUP_RE.finditer(body):
-        refs = [
-            CitationRef(_KINDS[kind], int(ident))
-            for kind, ident in _TOKEN_RE.findall(group.group())
-        ]
-        yield group.start(), group.end(), refs
+        yield group.start(), group.end(), _refs(group.group())
+
+
+def _refs(group: str) -> list[CitationRef]:
+    return [CitationRef(_KINDS[kind], int(ident)) for kind, ident in _TOKEN_RE.findall(group)]
 
 
 def hidden_only_group(text: str, hidden: Collection[CitationRef]) -> bool:
@@ -193,7 +211,7 @@ def word_spans(
     was decided) — as ``(start, end, words)`` in order, not overlapping. A table row keeps its
     pipes; a line keeps its leading markers. Only regions that hold a hidden token are read."""
     marks = _hidden_marks(hidden)
-    if not _may_hold(text, marks):
+    if not _may_hold(text, marks) or (keeps is None and not _may_replace(text, hidden, marks)):
         return []
     judged_starts = [s for s, _ in judged]
     spans: list[tuple[int, int, str]] = []
@@ -204,7 +222,11 @@ def word_spans(
         sentences: list[tuple[int, int]] | None = None
         starts: list[int] = []
         marked: dict[int, bool] = {}  # sentence index -> replace
-        for g_start, _, refs in _groups(body):
+        for group in GROUP_RE.finditer(body):
+            if not _may_hold(group.group(), marks):  # most groups cite visible sources only
+                continue
+            g_start = group.start()
+            refs = _refs(group.group())
             hit = [r in hidden for r in refs]
             if not any(hit):
                 continue
@@ -226,6 +248,19 @@ def word_spans(
                     continue
             spans.append(_replacement(text, region, region.start + s, region.start + e, words))
     return _merged(spans)
+
+
+def _may_replace(text: str, hidden: Collection[CitationRef], marks: tuple[str, ...]) -> bool:
+    """Whether some group of ``text`` may be hidden-only (``False`` is sure): a group of the raw
+    text that holds no line break lies inside one region, so unless one is hidden-only, or one
+    spans a line break (and may part into groups of two regions), none is."""
+    for group in GROUP_RE.finditer(text):
+        found = group.group()
+        if not _may_hold(found, marks):
+            continue
+        if "\n" in found or "\r" in found or all(r in hidden for r in _refs(found)):
+            return True
+    return False
 
 
 def _hidden_marks(hidden: Collection[CitationRef]) -> tuple[str, ...]:

@@ -550,7 +550,10 @@ def _unit_list(  # noqa: PLR0917 -- the parts of redact_output's state this list
     places: Container[str | tuple[str, int]] | None,
 ) -> list[Any]:
     """``claims``/``sections``/``timeline`` redacted: omitted items left out, hedged ones' words
-    replaced, hidden citations removed; an item with nothing to do is the agent's own object."""
+    replaced, hidden citations removed; an item with nothing to do is the agent's own object.
+    The item's own text (a unit's: its support was decided) is not asked ``hidden.keeps``."""
+    own_text = _TEXT_FIELD[key]
+    unit_text = hidden._replace(keeps=None)
     kept: list[Any] = []
     for index, item in enumerate(value):
         action = items.get((key, index))
@@ -560,7 +563,9 @@ def _unit_list(  # noqa: PLR0917 -- the parts of redact_output's state this list
             kept.append(item)
             continue
         new = {
-            k: _visible_entries(v, hidden) if k == "citations" else _scrub(v, hidden)
+            k: _visible_entries(v, hidden)
+            if k == "citations"
+            else _scrub(v, unit_text if k == own_text else hidden)
             for k, v in item.items()
         }
         if action is UnitStatus.HEDGED:
