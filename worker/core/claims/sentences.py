@@ -178,6 +178,12 @@ _PLAIN = "(?P<plain>(?<=[a-z]{5}\\.)%s)?" % "".join(  # noqa: UP031 -- braces in
     for w in sorted(NEVER_END | BEFORE_NUMBER | UNLESS_CAPITAL)
     if len(w) >= 5 and w.isalpha()
 )
+#: The terminator just consumed opens its run: no terminator before it. What follows a run is
+#: the same from each of its positions (the run is possessive), so a run that ends nothing from
+#: its first terminator ends nothing from any other; without this test the search tried every
+#: position of a failing run again, to its end (quadratic: 100,000 ``!`` then a letter took
+#: 19.6 s; contract rule 7, last paragraph).
+_RUN_START = rf"(?<={_TERM_SET})(?<!{_TERM_SET}{_TERM_SET})"
 #: The next place the scanner must act on, inside a sentence (one C-level search per stop):
 #: - a backtick (an inline code span, opaque);
 #: - a ``:`` or ``：`` that ends its line after closers and attached tokens (``tail``: where the
@@ -187,9 +193,9 @@ _PLAIN = "(?P<plain>(?<=[a-z]{5}\\.)%s)?" % "".join(  # noqa: UP031 -- braces in
 #:   the next one may start (past whitespace and hard breaks);
 #: - a terminator run ending in a CJK terminator (``cjk``), its closers and attached tokens
 #:   (``catt``), whatever follows.
-#: Any other run ends nothing. Runs are whole: the scan never starts inside one, and the run is
-#: possessive, so no later position of a run that fails can match either. Tokens need no stop:
-#: they hold none of these characters, so stepping over one changes nothing.
+#: Any other run ends nothing. Runs are whole: the scan never starts inside one, and a match
+#: only starts at a run's first terminator (``_RUN_START``), so each run is read once. Tokens
+#: need no stop: they hold none of these characters, so stepping over one changes nothing.
 _STOP_RE = re.compile(
     # The pattern opens with the set of every first character, so ``re`` compiles it a charset
     # prefix and skips to the next candidate in C (~3 ns a character); each alternative then
@@ -198,9 +204,9 @@ _STOP_RE = re.compile(
     rf"[`:：{_TERMINATORS}](?:"
     r"(?<=`)"
     rf"|(?<=[:：])(?=(?P<tail>{_CLOSER_SET}*+(?:\s*+{_TOKEN})*+)[ \t\r]*+(?:\n|\Z))"
-    rf"|(?<={_TERM_SET})(?!{_KEPT_OPEN}){_PLAIN}(?P<run>{_TERM_SET}*+)(?P<cl>{_CLOSER_SET}*+)"
+    rf"|{_RUN_START}(?!{_KEPT_OPEN}){_PLAIN}(?P<run>{_TERM_SET}*+)(?P<cl>{_CLOSER_SET}*+)"
     rf"(?P<att>(?:\s*+{_TOKEN})++|{_FOLLOW}){_GAP}"
-    rf"|(?<={_TERM_SET})(?P<cjk>{_TERM_SET}*+)(?<=[{_CJK_TERMINATORS}])(?P<ccl>{_CLOSER_SET}*+)"
+    rf"|{_RUN_START}(?P<cjk>{_TERM_SET}*+)(?<=[{_CJK_TERMINATORS}])(?P<ccl>{_CLOSER_SET}*+)"
     rf"(?P<catt>(?:\s*+{_TOKEN})*+){_GAP}"
     r")"
 )
