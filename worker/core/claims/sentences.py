@@ -131,6 +131,10 @@ def _assertions(markdown: str, first_only: bool) -> list[tuple[int, int]]:
 #: has no context, so the tokens of a block are exactly this pattern's matches in its text.
 _TOKEN = r"\[(?:OBS|DOC|EVT)-[0-9]++\]"  # noqa: S105 -- a pattern, not a password
 _CLOSER_SET = f"[{re.escape(_CLOSERS)}]"
+#: Closers that can close a quotation (``_Pairs``), and the others.
+_QUOTE_CLOSERS = '"”»」』'
+_QUOTE_CLOSER_SET = f"[{re.escape(_QUOTE_CLOSERS)}]"
+_OTHER_CLOSER_SET = "[%s]" % re.escape("".join(c for c in _CLOSERS if c not in _QUOTE_CLOSERS))  # noqa: UP031
 _TERM_SET = f"[{re.escape(_TERMINATORS)}]"
 #: What may follow a terminator and its closers for it to end a sentence, besides a token:
 #: whitespace, the end, a ``<br>`` or a backslash hard break.
@@ -189,8 +193,10 @@ _RUN_START = rf"(?<={_TERM_SET})(?<!{_TERM_SET}{_TERM_SET})"
 #: - a ``:`` or ``：`` that ends its line after closers and attached tokens (``tail``: where the
 #:   sentence ends); any other colon ends nothing;
 #: - a terminator run (``run``), its closers, then attached tokens (``att``, whitespace between
-#:   allowed) or what ``_FOLLOW`` allows: ``att`` ends where the sentence would, the match where
-#:   the next one may start (past whitespace and hard breaks);
+#:   allowed) or what ``_FOLLOW`` allows, or anything when the closers hold a quotation's closer
+#:   (``q``: ``_split`` keeps the stop only if that closer closes the quotation around the run,
+#:   contract v4): ``att`` ends where the sentence would, the match where the next one may start
+#:   (past whitespace and hard breaks);
 #: - a terminator run ending in a CJK terminator (``cjk``), its closers and attached tokens
 #:   (``catt``), whatever follows.
 #: Any other run ends nothing. Runs are whole: the scan never starts inside one, and a match
@@ -204,12 +210,22 @@ _STOP_RE = re.compile(
     rf"[`:：{_TERMINATORS}](?:"
     r"(?<=`)"
     rf"|(?<=[:：])(?=(?P<tail>{_CLOSER_SET}*+(?:\s*+{_TOKEN})*+)[ \t\r]*+(?:\n|\Z))"
-    rf"|{_RUN_START}(?!{_KEPT_OPEN}){_PLAIN}(?P<run>{_TERM_SET}*+)(?P<cl>{_CLOSER_SET}*+)"
-    rf"(?P<att>(?:\s*+{_TOKEN})++|{_FOLLOW}){_GAP}"
+    rf"|{_RUN_START}(?!{_KEPT_OPEN}){_PLAIN}(?P<run>{_TERM_SET}*+)"
+    rf"(?P<cl>{_OTHER_CLOSER_SET}*+(?:(?P<q>{_QUOTE_CLOSER_SET}){_CLOSER_SET}*+)?)"
+    rf"(?P<att>(?:\s*+{_TOKEN})++|{_FOLLOW}|(?(q)|(?!))){_GAP}"
     rf"|{_RUN_START}(?P<cjk>{_TERM_SET}*+)(?<=[{_CJK_TERMINATORS}])(?P<ccl>{_CLOSER_SET}*+)"
     rf"(?P<catt>(?:\s*+{_TOKEN})*+){_GAP}"
     r")"
 )
+#: A terminator whose closers hold a quote mark and no whitespace, token or break follows: the
+#: one place the stop pattern's ``q`` decides (``_split`` then reads only the closing marks).
+_UNSPACED_QUOTE_STOP_RE = re.compile(
+    rf"{_TERM_SET}{_OTHER_CLOSER_SET}*+{_QUOTE_CLOSER_SET}{_CLOSER_SET}*+(?!{_FOLLOWS_RE.pattern})"
+)
+#: ``_Pairs.skip``: the stop's closers close the quotation around it (it ends the sentence).
+_CLOSES_QUOTE = -2
+#: Every quote mark that can close a quotation, as a closer that cannot.
+_QUOTES_AS_OTHER = str.maketrans(dict.fromkeys(_QUOTE_CLOSERS, "'"))
 #: Text with no letter or digit outside tokens (``[\W_]`` is exactly ``not str.isalnum()``).
 _NO_WORDS_RE = re.compile(rf"(?:{_TOKEN}|[\W_])*+")
 _DIGITS = frozenset("0123456789")
@@ -277,6 +293,14 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
     else:
         lo = hi = -1
     search_stop = _STOP_RE.search
+    #: The text the stops are searched in: ``m``, or where a terminator is followed by a quote
+    #: mark and no space, ``m`` with every quote mark that closes no quotation read as ``'`` (so
+    #: the search skips those in C: ``!"!"…`` has one per two characters).
+    text = m
+    if lo >= 0 and _UNSPACED_QUOTE_STOP_RE.search(m, lo) is not None:
+        code = _CodeSpans(m)
+        pairs = _Pairs(m, code)
+        text = pairs.closing_quotes_only(m)
     #: The start of a run-in label waiting for the sentence it belongs to, or -1.
     label = -1
     label_end = 0
@@ -292,7 +316,7 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
             pos = found.start()
         start = pos
         while True:
-            stop = search_stop(m, pos)
+            stop = search_stop(text, pos)
             if stop is None:
                 end = len(m.rstrip())
                 if pairs is None and lo >= 0 and ("?" in m[start:end] or "？" in m[start:end]):
@@ -306,6 +330,7 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                     code = code or _CodeSpans(m)
                     pos = code.end(i)
                     continue
+                skip = -1
                 if lo < i < hi:
                     if pairs is None:
                         code = code or _CodeSpans(m)
@@ -313,6 +338,15 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                     if (skip := pairs.skip(m, stop, start)) >= 0:
                         pos = skip  # this stop is inside a parenthesis or quotation
                         continue
+                if (
+                    skip != _CLOSES_QUOTE
+                    and stop.start("q") >= 0
+                    and m[stop.end("run") - 1] not in _CJK_TERMINATORS  # those end anyway
+                    and stop.end("att") == stop.end("cl")
+                    and not _follows(m, stop.end("cl"))
+                ):
+                    pos = stop.end("run")  # a quote mark, but no quotation around it closes
+                    continue
                 branch = stop.lastgroup  # the last group of the alternative that matched
                 if branch == "tail":
                     pos = end = stop.end("tail")
@@ -547,12 +581,14 @@ class _Pairs:
         )
 
     def skip(self, m: str, stop: re.Match[str], start: int) -> int:
-        """Where to go on from a stop inside a pair (past its closer), or -1: the stop may end
-        the sentence. A terminator inside a parenthesis ends nothing, unless the parenthesis
+        """Where to go on from a stop inside a pair (past its closer), or negative: the stop may
+        end the sentence (``_CLOSES_QUOTE``: its closers close the quotation around it). A
+        terminator inside a parenthesis ends nothing, unless the parenthesis
         opens the sentence and closes right after the terminator (``(See above.)``); one inside
         a quotation only where the quotation closes right after it (``He said "stop." Then``).
-        Either way, whitespace, a token, a hard break or the end must follow the closer, CJK
-        terminators included (``回答了“谁？”的问题`` is one sentence)."""
+        After a parenthesis's closer, whitespace, a token, a hard break or the end must follow,
+        CJK terminators included; after a quotation's closer anything may (contract v4:
+        ``注："……也。"这表明`` is two sentences)."""
         i = stop.start()
         colon = m[i] in ":\uff1a"  # a lead-in's colon inside a pair ends nothing, and hides nothing
         # ``_enclosing`` inlined, and the closers' end read only for a stop inside a pair: one
@@ -569,9 +605,21 @@ class _Pairs:
         if k >= 0 and starts[k] < i < (close := self.quote_ends[k]):
             if closed < 0:
                 closed = _closers_end(stop)
-            if closed <= close or not _follows(m, closed):
+            if closed <= close:
                 return i + 1 if colon else close + 1
+            return _CLOSES_QUOTE
         return -1
+
+    def closing_quotes_only(self, m: str) -> str:
+        """``m`` with every quote mark that closes no outermost quotation read as ``'``."""
+        t = m.translate(_QUOTES_AS_OTHER)
+        pieces: list[str] = []
+        prev = 0
+        for e in self.quote_ends:
+            pieces += (t[prev:e], m[e])
+            prev = e + 1
+        pieces.append(t[prev:])
+        return "".join(pieces)
 
 
 def _follows(m: str, k: int) -> bool:
