@@ -237,6 +237,19 @@ def link_nesting() -> Iterator[str]:
         yield "[" * 1000 + "a" + "](#)" * 1000 + " Aurora waited [OBS-1]. "
 
 
+def empty_items() -> Iterator[str]:
+    """Empty list items over a line of whitespace reaching their content column: cmark-gfm keeps
+    each open, so the reader reads the text twice (``worker.core.claims.markdown._NOT_BLANK``)."""
+    while True:
+        yield "- \n \t\n"
+
+
+def form_feeds() -> Iterator[str]:
+    """Lines of a form feed over indented lines: a paragraph for cmark-gfm."""
+    while True:
+        yield "\f\n    Aurora waited [OBS-1].\n\n"
+
+
 def answer(pieces: list[Any]) -> dict[str, Any]:
     return {"answer_markdown": "".join(pieces)}
 
@@ -273,6 +286,8 @@ SHAPES: dict[str, Callable[[], Iterator[str]] | Shape] = {
     "duplicate-quotes": Shape(duplicate_quotes, duplicate_quotes_output, LONG_SOURCE),
     "inline-html": inline_html,
     "link-nesting": link_nesting,
+    "empty-items": empty_items,
+    "form-feeds": form_feeds,
 }
 
 

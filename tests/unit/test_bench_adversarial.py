@@ -42,7 +42,7 @@ def test_the_table_has_a_row_per_shape_and_size_then_the_max() -> None:
         "list-markers", "fences", "pipe-rows", "indented-code", "html-blocks", "nested-lists",
         "nested-quotes", "indented-lists", "table", "citations", "lookalike-misses",
         "terminator-runs", "quote-stops", "sources-numbers", "duplicate-quotes", "inline-html",
-        "link-nesting",
+        "link-nesting", "empty-items", "form-feeds",
     ]  # fmt: skip
     assert [m["shape"] for m in parsed if m] == [shape for shape in shapes for _ in sizes]
     for i, m in enumerate(parsed):  # each draft as large as whole pieces allow, never over
