@@ -258,6 +258,9 @@ _LABEL_ENDS = frozenset(a + b for a in "*_" for b in ".:：")
 _LABEL_RE = re.compile(r"(\*{1,3}|_{1,3})(?=\S)(.*?\S)\1[.:：]?", re.DOTALL)
 #: Characters of the pairs that hide terminators (and backticks: code spans are opaque).
 _PAIRS_RE = re.compile(r"`+|[()（）\"“”«»「」『』]")
+#: The pair characters but straight quotes and backticks, and straight quotes.
+_BRACKETS_RE = re.compile(r"[()（）“”«»「」『』]")
+_STRAIGHT_RE = re.compile('"')
 #: A character that can open a pair, and those that can close one.
 _OPENING_RE = re.compile(r"[(（\"“«「『]")
 _CLOSING = '")）”»」』'
@@ -550,6 +553,23 @@ class _Pairs:
         parens: list[tuple[int, int]] = []
         quotes: list[tuple[int, int]] = []
         open_at: dict[str, list[int]] = {}
+        if "`" not in m:  # no code span: straight quotes pair in order, found in C
+            straight = [hit.start() for hit in _STRAIGHT_RE.finditer(m)]
+            for hit in _BRACKETS_RE.finditer(m):
+                i = hit.start()
+                c = m[i]
+                if c in _CLOSER_OF:
+                    open_at.setdefault(_CLOSER_OF[c], []).append(i)
+                elif stack := open_at.get(c):
+                    (parens if c in _PAREN_CLOSERS else quotes).append((stack.pop(), i))
+            self.paren_starts, self.paren_ends = _outermost(parens)
+            if not quotes:  # in order, none inside another: outermost as they are
+                self.quote_starts = straight[0 : len(straight) - 1 : 2]
+                self.quote_ends = straight[1::2]
+                return
+            quotes += zip(straight[0::2], straight[1::2], strict=False)
+            self.quote_starts, self.quote_ends = _outermost(quotes)
+            return
         quote = -1
         past = 0  # past the last code span
         for hit in _PAIRS_RE.finditer(m):
@@ -583,9 +603,9 @@ class _Pairs:
     def skip(self, m: str, stop: re.Match[str], start: int) -> int:
         """Where to go on from a stop inside a pair (past its closer), or negative: the stop may
         end the sentence (``_CLOSES_QUOTE``: its closers close the quotation around it). A
-        terminator inside a parenthesis ends nothing, unless the parenthesis
-        opens the sentence and closes right after the terminator (``(See above.)``); one inside
-        a quotation only where the quotation closes right after it (``He said "stop." Then``).
+        terminator inside a parenthesis ends nothing, unless the parenthesis opens the sentence
+        and closes right after the terminator (``(See above.)``); one inside a quotation only
+        where the quotation closes right after it (``He said "stop." Then``).
         After a parenthesis's closer, whitespace, a token, a hard break or the end must follow,
         CJK terminators included; after a quotation's closer anything may (contract v4:
         ``注："……也。"这表明`` is two sentences)."""
@@ -595,7 +615,7 @@ class _Pairs:
         # call per stop here, most stops of a block with pairs being inside none.
         closed = -1
         starts = self.paren_starts
-        k = bisect_right(starts, i) - 1
+        k = bisect_right(starts, i) - 1 if starts else -1
         if k >= 0 and starts[k] < i < (close := self.paren_ends[k]):
             closed = _closers_end(stop)
             if starts[k] != start or closed <= close or not _follows(m, closed):
