@@ -145,9 +145,9 @@ class Splitter:
             return None, j
         paren = region(self.parens, i)
         if paren is not None and (paren[0] != start or k <= paren[1] or not spaced):
-            return None, paren[1] + 1
+            return None, j
         if quote is not None and not closes_quote:
-            return None, quote[1] + 1
+            return None, j
         if j - i == 1 and m[i] == "." and not cjk and not self.period_ends(start, i, k):
             return None, j
         end = self.attach_tokens(k)

@@ -44,6 +44,9 @@ BLOCK = st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
 @example("***a*** **x*y** __u__: *v*.")
 @example('注："也。" [DOC-1]这表明。注：“也。”这表明「也！」这 "x."y "e.g."z (a."b) “a “b.” c”d')
 @example('!!!!a ?!?!"x ‽‽‽ 。。！"b …… "!!"c')
+@example('." vs. b."a')
+@example("a(。。)b(。x。)c「。。」d")
+@example('He said "a. b." Then (See e.g. it.) No. (x. "y.") z')
 def test_split_matches_the_reference(block: str) -> None:
     assert _split(block) == sentence_split_reference.split(block)
 

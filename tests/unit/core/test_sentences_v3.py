@@ -57,6 +57,16 @@ def test_a_parenthesis_that_opens_the_sentence_may_end_it() -> None:
     assert units("Prices rose (see the table.) again.") == ["Prices rose (see the table.) again."]
 
 
+def test_a_stop_earlier_in_a_pair_does_not_hide_the_one_that_closes_it() -> None:
+    """Each stop inside a pair is decided on its own: one that ends nothing does not skip the
+    stop right before the pair's closer (until v4 the scan jumped past the closer)."""
+    assert units('He said "a. b." Then it left.') == ['He said "a. b."', "Then it left."]
+    assert units("(See e.g. the table.) Prices rose.") == ["(See e.g. the table.)", "Prices rose."]
+    assert sentence_spans('Fine." vs. b."a') == [(0, 6), (7, 14), (14, 15)]
+    # a CJK run that is the pair's last, inside a parenthesis that does not open the sentence
+    assert sentence_spans("a(。。)b") == [(0, 6)]
+
+
 def test_an_opener_never_closed_opens_nothing() -> None:
     md = "The ship ( left. It came back. Then it left [OBS-1]."
     assert units(md) == ["The ship ( left.", "It came back.", "Then it left [OBS-1]."]

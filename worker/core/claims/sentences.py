@@ -619,14 +619,14 @@ class _Pairs:
         if k >= 0 and starts[k] < i < (close := self.paren_ends[k]):
             closed = _closers_end(stop)
             if starts[k] != start or closed <= close or not _follows(m, closed):
-                return i + 1 if colon else close + 1
+                return i + 1 if colon else _last_run(m, _run_end(stop), close)
         starts = self.quote_starts
         k = bisect_right(starts, i) - 1
         if k >= 0 and starts[k] < i < (close := self.quote_ends[k]):
             if closed < 0:
                 closed = _closers_end(stop)
             if closed <= close:
-                return i + 1 if colon else close + 1
+                return i + 1 if colon else _last_run(m, _run_end(stop), close)
             return _CLOSES_QUOTE
         return -1
 
@@ -640,6 +640,25 @@ class _Pairs:
             prev = e + 1
         pieces.append(t[prev:])
         return "".join(pieces)
+
+
+def _run_end(stop: re.Match[str]) -> int:
+    """Where a stop's terminator run ends (either branch)."""
+    return stop.end("run") if stop.start("run") >= 0 else stop.end("cjk")
+
+
+def _last_run(m: str, j: int, close: int) -> int:
+    """Where to go on from a stop that ends nothing inside a pair closing at ``close`` (its
+    terminators end at ``j``): the terminator run right before the closer (closers between
+    allowed), the one stop left inside that may end the sentence, else past the closer.
+    Each pair is walked back once: the next stop is that run or past the pair."""
+    k = close
+    while k > j and m[k - 1] in _CLOSERS:
+        k -= 1
+    r = k
+    while r > j and m[r - 1] in _TERMINATORS:
+        r -= 1
+    return r if r < k else close + 1
 
 
 def _follows(m: str, k: int) -> bool:
