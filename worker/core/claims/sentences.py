@@ -300,7 +300,10 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
     #: mark and no space, ``m`` with every quote mark that closes no quotation read as ``'`` (so
     #: the search skips those in C: ``!"!"…`` has one per two characters).
     text = m
-    if lo >= 0 and _UNSPACED_QUOTE_STOP_RE.search(m, lo) is not None:
+    #: Whether a stop may have only a quote mark after it (then ``_split`` checks it closes a
+    #: quotation around it); most blocks have none, and skip that check at every stop.
+    unspaced = _UNSPACED_QUOTE_STOP_RE.search(m) is not None
+    if unspaced and lo >= 0:
         code = _CodeSpans(m)
         pairs = _Pairs(m, code)
         text = pairs.closing_quotes_only(m)
@@ -342,7 +345,8 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                         pos = skip  # this stop is inside a parenthesis or quotation
                         continue
                 if (
-                    skip != _CLOSES_QUOTE
+                    unspaced
+                    and skip != _CLOSES_QUOTE
                     and stop.start("q") >= 0
                     and m[stop.end("run") - 1] not in _CJK_TERMINATORS  # those end anyway
                     and stop.end("att") == stop.end("cl")
