@@ -5,16 +5,22 @@
 
 Contract rule 7: every stage from parsing to the decision is linear in the draft's size, and any
 draft up to the size limit, adversarial shapes included, is decided in well under a second of
-CPU. Each shape fills an answer's ``answer_markdown`` until the envelope is the given size in
-MiB (1 MiB is the default limit, ``GW_MAX_DRAFT_BYTES``; never over it). Each draft goes through
+CPU. Each shape fills a draft (mostly an answer's ``answer_markdown``; ``duplicate-quotes`` its
+``citations[]``) until the envelope is the given size in MiB (1 MiB is the default limit,
+``GW_MAX_DRAFT_BYTES``; never over it). Each draft goes through
 ``worker.core.grounding``'s ``admit`` and ``judge``, the functions the worker and ``check`` both
 run, with the evidence from an in-memory corpus; its CPU time (``time.process_time``) is printed
 with the seconds per MiB (flat across sizes when linear) and, as the same-run baseline, how many
 times the JSON decode of the same bytes (``orjson.loads``) it costs. Exits 1 when any draft
-takes over ``--limit`` seconds of CPU. By default (``--gc paused``) it decides as the worker
-decides a batch and ``check`` a draft, with the collector paused; ``--gc on`` shows what the
-collector's passes over a heap of many small objects would add. Not a test: timings depend on
-the machine.
+takes over ``--limit`` seconds of CPU.
+
+The collector runs as in production by default (``--gc worker``): the worker collects and
+freezes its start-up heap once (``worker/stream/collector.py``) and turns automatic collection
+off while a batch is decided (``GW_GC_PAUSED_IN_BATCH``, on by default); a look-ahead may admit
+the next batch's records while none is in flight, so ``admit`` runs with the collector on and
+``judge`` with it off. ``--gc paused`` decides as ``check`` does (off for both), ``--gc on``
+shows CPython's collector untouched. The last line says which. Not a test: timings depend on
+the machine, and on a shared one CPU time is the figure to read, not wall time.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -42,8 +48,19 @@ POLICIES = PolicyBook()
 SOURCE = "The vessel Aurora entered the corridor and waited near buoy 7 for three hours."
 
 
-def corpus() -> dict[CitationRef, EvidenceRecord]:
-    """Ids 1-999 of every kind for tenant ``acme``; DOC-9 is hidden from the reader."""
+#: A source with a number in most of its words (``sources-numbers``: each of the 1,000 cited
+#: sources holds them).
+NUMBERS_SOURCE = (
+    "Aurora entered corridor 7 at 04:30 on 2026-12-01, waited 3 hours near buoy 12 at 12.5 knots,"
+    " 2.4 miles from pier 19, with 18 crew, 4,200 tonnes, 37% load, in 1999 built, 6th of 9."
+)
+#: About 20 KB of text (``duplicate-quotes``: one source many entries quote).
+LONG_SOURCE = " ".join(f"{SOURCE} Entry {i} of the log." for i in range(200))
+
+
+def corpus(source: str = SOURCE) -> dict[CitationRef, EvidenceRecord]:
+    """Ids 1-999 of every kind for tenant ``acme``, each holding ``source``; DOC-9 is hidden
+    from the reader."""
     records = {}
     for i, kind in itertools.product(range(1, 1000), EvidenceKind):
         ref = CitationRef(kind, i)
@@ -51,7 +68,7 @@ def corpus() -> dict[CitationRef, EvidenceRecord]:
         records[ref] = EvidenceRecord(
             ref=ref,
             acl=("group:ops",) if hidden else None,
-            text=SOURCE,
+            text=source,
             title="Doc" if kind is EvidenceKind.DOC else None,
         )
     return records
@@ -155,7 +172,97 @@ def lookalike_misses() -> Iterator[str]:
         yield "[DOC-*é [DOC-&#8203; 【DOC- "
 
 
-SHAPES: dict[str, Callable[[], Iterator[str]]] = {
+#: Every terminator of rule 7 (``…`` too: it ends a sentence before whitespace).
+TERMINATORS = ".!?。！？‽…"
+
+
+def terminator_runs() -> Iterator[str]:
+    """Runs of 20,000 of each terminator, alone, mixed, and before closers, quotation marks and
+    brackets, each followed by a letter (so that it ends nothing): a stop search that tried every
+    position of a failing run again was quadratic in the run (100,000 ``!`` took 19.6 s)."""
+    runs = [c * 20_000 for c in TERMINATORS]
+    runs += [
+        TERMINATORS * 2500,
+        "!?" * 10_000 + '")]」』）»”',
+        '"' + "。！" * 10_000 + '"',
+        "(" + "‽" * 20_000,
+    ]
+    for run in itertools.cycle(runs):
+        yield "Aurora "
+        yield from (run[k : k + 1000] for k in range(0, len(run), 1000))  # so a draft fills up
+        yield "x "
+
+
+def quote_stops() -> Iterator[str]:
+    """A terminator closing a quotation, one every two characters (contract v4: each ends a
+    sentence whatever follows), every other quote mark opening the next quotation."""
+    while True:
+        yield '!"' * 64
+
+
+def sources_numbers() -> Iterator[str]:
+    """Numbers, then (``sources_numbers_output``) one sentence's tokens of 1,000 sources."""
+    for i in itertools.count():
+        yield f"{i} "
+
+
+#: The 1,000 distinct ids one sentence cites (the most rule 2 allows; DOC-9, hidden, left out).
+THOUSAND_TOKENS = "".join(f"[OBS-{i}]" for i in range(1, 1000)) + "[EVT-1]"
+
+
+def sources_numbers_output(pieces: list[Any]) -> dict[str, Any]:
+    return {"answer_markdown": "Aurora waited " + "".join(pieces) + THOUSAND_TOKENS + "."}
+
+
+def duplicate_quotes() -> Iterator[dict[str, Any]]:
+    """One ``citations[]`` entry again and again, its quote matching only after normalising."""
+    while True:
+        yield {"kind": "DOC", "id": 1, "quote": "VESSEL AURORA ENTERED"}
+
+
+def duplicate_quotes_output(pieces: list[Any]) -> dict[str, Any]:
+    return {"answer_markdown": "Aurora entered the corridor [DOC-1].", "citations": pieces}
+
+
+def inline_html() -> Iterator[str]:
+    """Inline HTML nested deeper and deeper in one paragraph, never closed."""
+    yield "Aurora waited near buoy 7 [OBS-1]. "
+    while True:
+        yield '<span class="a"><b><i title="x>y">a '
+
+
+def link_nesting() -> Iterator[str]:
+    """Links nested 1,000 deep, ``[[[[a](#)](#)](#)]``, then a cited sentence."""
+    while True:
+        yield "[" * 1000 + "a" + "](#)" * 1000 + " Aurora waited [OBS-1]. "
+
+
+def empty_items() -> Iterator[str]:
+    """Empty list items over a line of whitespace reaching their content column: cmark-gfm keeps
+    each open, so the reader reads the text twice (``worker.core.claims.markdown._NOT_BLANK``)."""
+    while True:
+        yield "- \n \t\n"
+
+
+def form_feeds() -> Iterator[str]:
+    """Lines of a form feed over indented lines: a paragraph for cmark-gfm."""
+    while True:
+        yield "\f\n    Aurora waited [OBS-1].\n\n"
+
+
+def answer(pieces: list[Any]) -> dict[str, Any]:
+    return {"answer_markdown": "".join(pieces)}
+
+
+class Shape(NamedTuple):
+    """Pieces that fill a draft, how they make its output, and the text of every source."""
+
+    pieces: Callable[[], Iterator[Any]]
+    output: Callable[[list[Any]], dict[str, Any]] = answer
+    source: str = SOURCE
+
+
+SHAPES: dict[str, Callable[[], Iterator[str]] | Shape] = {
     "backticks": backticks,
     "brackets": brackets,
     "bracket-pairs": bracket_pairs,
@@ -173,10 +280,23 @@ SHAPES: dict[str, Callable[[], Iterator[str]]] = {
     "table": table,
     "citations": citations,
     "lookalike-misses": lookalike_misses,
+    "terminator-runs": terminator_runs,
+    "quote-stops": quote_stops,
+    "sources-numbers": Shape(sources_numbers, sources_numbers_output, NUMBERS_SOURCE),
+    "duplicate-quotes": Shape(duplicate_quotes, duplicate_quotes_output, LONG_SOURCE),
+    "inline-html": inline_html,
+    "link-nesting": link_nesting,
+    "empty-items": empty_items,
+    "form-feeds": form_feeds,
 }
 
 
-def envelope(markdown: str) -> dict[str, Any]:
+def shape_of(name: str) -> Shape:
+    found = SHAPES[name]
+    return found if isinstance(found, Shape) else Shape(found)
+
+
+def envelope(output: dict[str, Any]) -> dict[str, Any]:
     return {
         "schema_version": 1,
         "draft_id": "d-adv",
@@ -185,34 +305,57 @@ def envelope(markdown: str) -> dict[str, Any]:
         "tenant_id": "acme",
         "principal": {"user_id": "alice", "groups": ["analysts"]},
         "kind": "answer",
-        "output": {"answer_markdown": markdown},
+        "output": output,
     }
 
 
-def draft(shape: Callable[[], Iterator[str]], size: int) -> bytes:
-    """The envelope bytes of ``shape``'s Markdown, as close to ``size`` bytes as whole pieces
+def draft(shape: Shape | Callable[[], Iterator[str]], size: int) -> bytes:
+    """The envelope bytes of ``shape``'s output, as close to ``size`` bytes as whole pieces
     allow (never over)."""
-    budget = size - len(orjson.dumps(envelope("")))
-    pieces: list[str] = []
+    if not isinstance(shape, Shape):
+        shape = Shape(shape)
+    budget = size - len(orjson.dumps(envelope(shape.output([]))))
+    pieces: list[Any] = []
     used = 0
-    for piece in shape():
-        cost = len(orjson.dumps(piece)) - 2  # its JSON-escaped bytes
+    for piece in shape.pieces():
+        # its JSON bytes: a string joins the others (no quotes), an object is one more item
+        cost = len(orjson.dumps(piece)) + (-2 if isinstance(piece, str) else 1)
         if used + cost > budget:
             break
         pieces.append(piece)
         used += cost
-    value = orjson.dumps(envelope("".join(pieces)))
+    value = orjson.dumps(envelope(shape.output(pieces)))
     assert len(value) <= size, len(value)
     return value
 
 
-def decide(value: bytes, records: dict[CitationRef, EvidenceRecord]) -> str:
-    """The core's whole decision on one record value, as the worker and ``check`` make it."""
-    admitted = admit(b"t-adv", value, max_bytes=MAX_BYTES, policies=POLICIES)
-    if not isinstance(admitted, Admitted):
-        return f"dead_letter ({admitted.error_class.value})"
-    found = {r: records[r] for r in admitted.refs if r in records}
-    judgement = judge(admitted, None, found, NOW, retention_s=None)
+#: What each ``--gc`` mode does around a draft's decision.
+GC_MODES = {
+    "worker": "as the worker runs (GW_GC_PAUSED_IN_BATCH=true): start-up heap collected and "
+    "frozen once; admit with automatic collection on (a look-ahead may admit between batches), "
+    "judge with it off (inside a batch)",
+    "paused": "start-up heap frozen; no automatic collection in admit or judge (as check decides)",
+    "on": "CPython's collector as is, nothing frozen",
+}
+
+
+def decide(
+    value: bytes, records: dict[CitationRef, EvidenceRecord], collector: str = "paused"
+) -> str:
+    """The core's whole decision on one record value, as the worker and ``check`` make it, with
+    the collector as ``collector`` says (``GC_MODES``)."""
+    if collector == "paused":
+        gc.disable()
+    try:
+        admitted = admit(b"t-adv", value, max_bytes=MAX_BYTES, policies=POLICIES)
+        if not isinstance(admitted, Admitted):
+            return f"dead_letter ({admitted.error_class.value})"
+        if collector == "worker":
+            gc.disable()
+        found = {r: records[r] for r in admitted.refs if r in records}
+        judgement = judge(admitted, None, found, NOW, retention_s=None)
+    finally:
+        gc.enable()
     codes = judgement.failure_codes
     return judgement.outcome.value + (f" ({codes[0]})" if codes else "")
 
@@ -230,29 +373,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=float, default=1.0, help="CPU seconds allowed per draft")
     parser.add_argument(
         "--gc",
-        choices=("on", "paused"),
-        default="paused",
-        help="paused (default): the heap frozen and no collection while a draft is decided, as "
-        "the worker decides a batch and check a draft; on: CPython's collector as is",
+        choices=tuple(GC_MODES),
+        default="worker",
+        help="; ".join(f"{mode}: {what}" for mode, what in GC_MODES.items()),
     )
     args = parser.parse_args(argv)
-    if args.gc == "paused":
+    sizes = [float(s) for s in args.sizes.split(",")]
+    shapes = {name: shape_of(name) for name in args.shapes.split(",")}
+    corpora = {source: corpus(source) for source in {shape.source for shape in shapes.values()}}
+    if args.gc != "on":  # the worker settles once it is up (worker/stream/collector.py)
         gc.collect()
         gc.freeze()
-    sizes = [float(s) for s in args.sizes.split(",")]
-    shapes = args.shapes.split(",")
-    records = corpus()
     print(f"{'shape':18} {'MiB':>6} {'outcome':>34} {'cpu s':>8} {'s/MiB':>8} {'x decode':>9}")
     worst = (0.0, "", 0.0)
-    for name in shapes:
+    for name, shape in shapes.items():
         for mib in sizes:
-            value = draft(SHAPES[name], min(int(mib * MIB), MAX_BYTES))
+            value = draft(shape, min(int(mib * MIB), MAX_BYTES))
             size = len(value) / MIB
             decode, _ = cpu(functools.partial(orjson.loads, value))
-            if args.gc == "paused":
-                gc.disable()
-            seconds, outcome = cpu(functools.partial(decide, value, records))
-            gc.enable()
+            seconds, outcome = cpu(functools.partial(decide, value, corpora[shape.source], args.gc))
             ratio = seconds / decode if decode > 0 else float("inf")
             print(
                 f"{name:18} {size:6.3f} {outcome!s:>34} {seconds:8.3f} {seconds / size:8.3f}"
@@ -261,7 +400,10 @@ def main(argv: list[str] | None = None) -> int:
             )
             worst = max(worst, (seconds, name, size))
     seconds, name, size = worst
-    print(f"max: {seconds:.3f} s ({name}, {size:.3f} MiB); limit {args.limit:.1f} s; gc {args.gc}")
+    print(
+        f"max: {seconds:.3f} s ({name}, {size:.3f} MiB); limit {args.limit:.1f} s; "
+        f"gc {args.gc}: {GC_MODES[args.gc]}; CPU time of this process, not wall time"
+    )
     return 1 if seconds > args.limit else 0
 
 

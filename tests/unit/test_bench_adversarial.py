@@ -8,6 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
+import pytest
+
+from bench.adversarial import GC_MODES, LONG_SOURCE, NUMBERS_SOURCE, draft, shape_of
+from worker.settings import Settings
+
 ROOT = Path(__file__).resolve().parents[2]
 ROW = re.compile(
     r"^(?P<shape>\S+) +(?P<mib>\d+\.\d{3}) +(?P<outcome>grounded|regenerate|could_not_ground)"
@@ -16,7 +22,7 @@ ROW = re.compile(
 
 
 def test_the_table_has_a_row_per_shape_and_size_then_the_max() -> None:
-    sizes = ["0.004", "0.008"]
+    sizes = ["0.016", "0.024"]  # sources-numbers needs ~9 KB for its 1,000 tokens
     done = subprocess.run(
         [sys.executable, "-m", "bench.adversarial", "--sizes", ",".join(sizes), "--limit", "1000"],
         capture_output=True,
@@ -31,8 +37,13 @@ def test_the_table_has_a_row_per_shape_and_size_then_the_max() -> None:
     parsed = [ROW.match(row) for row in rows]
     assert all(parsed), [r for r, m in zip(rows, parsed, strict=True) if m is None]
     shapes = list(dict.fromkeys(m["shape"] for m in parsed if m))
-    assert {"backticks", "brackets", "emphasis", "a.-runs", "nested-lists", "nested-quotes",
-            "table", "citations"} <= set(shapes)  # fmt: skip
+    assert shapes == [
+        "backticks", "brackets", "bracket-pairs", "emphasis", "a.-runs", "open-parens",
+        "list-markers", "fences", "pipe-rows", "indented-code", "html-blocks", "nested-lists",
+        "nested-quotes", "indented-lists", "table", "citations", "lookalike-misses",
+        "terminator-runs", "quote-stops", "sources-numbers", "duplicate-quotes", "inline-html",
+        "link-nesting", "empty-items", "form-feeds",
+    ]  # fmt: skip
     assert [m["shape"] for m in parsed if m] == [shape for shape in shapes for _ in sizes]
     for i, m in enumerate(parsed):  # each draft as large as whole pieces allow, never over
         assert m is not None
@@ -43,7 +54,56 @@ def test_the_table_has_a_row_per_shape_and_size_then_the_max() -> None:
         for m in parsed
         if m and float(m["cpu"]) == top
     ]
-    assert last.removeprefix("max: ").removesuffix("; limit 1000.0 s; gc paused") in worst
+    head, tail = last.removeprefix("max: ").split("; limit 1000.0 s; ")
+    assert head in worst
+    assert tail == f"gc worker: {GC_MODES['worker']}; CPU time of this process, not wall time"
+    assert "GW_GC_PAUSED_IN_BATCH=true" in tail
+
+
+def test_the_collector_runs_as_the_worker_runs_it() -> None:
+    """The worker freezes its start-up heap and pauses the collector around a batch
+    (``worker/stream/collector.py``, on by default); the bench's default mode says so."""
+    assert Settings.model_fields["gc_paused_in_batch"].default is True
+    assert GC_MODES["worker"].startswith("as the worker runs (GW_GC_PAUSED_IN_BATCH=true)")
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"),
+    [
+        ("terminator-runs", "Aurora " + "!" * 20_000 + "x "),
+        ("terminator-runs", "Aurora " + "。" * 20_000 + "x "),
+        ("quote-stops", '!"!"!"'),
+        ("sources-numbers", "[OBS-999][EVT-1]."),
+        ("duplicate-quotes", '"quote":"VESSEL AURORA ENTERED"},{"kind":"DOC"'),
+        ("inline-html", '<span class="a"><b><i title="x>y">a <span'),
+        ("link-nesting", "[[[[[a](#)](#)](#)](#)](#)"),
+    ],
+)
+def test_the_new_shapes_build_what_they_name(name: str, needle: str) -> None:
+    value = draft(shape_of(name), 200_000)
+    assert 190_000 < len(value) <= 200_000
+    output = orjson.loads(value)["output"]
+    assert needle in output["answer_markdown"] + orjson.dumps(output.get("citations")).decode()
+
+
+def test_sources_numbers_cites_a_thousand_sources_that_hold_numbers() -> None:
+    output = orjson.loads(draft(shape_of("sources-numbers"), 100_000))["output"]
+    text = output["answer_markdown"]
+    assert len(set(re.findall(r"\[(?:OBS|DOC|EVT)-\d+\]", text))) == 1000
+    assert "[DOC-9]" not in text  # hidden in the corpus
+    assert len(re.findall(r"\d+ ", text)) > 10_000
+    assert shape_of("sources-numbers").source == NUMBERS_SOURCE
+    assert len(re.findall(r"\d+", NUMBERS_SOURCE)) >= 15
+
+
+def test_duplicate_quotes_quote_one_twenty_kilobyte_source_after_normalising() -> None:
+    output = orjson.loads(draft(shape_of("duplicate-quotes"), 1 << 20))["output"]
+    entries = output["citations"]
+    assert len(entries) > 19_000
+    assert len({orjson.dumps(e) for e in entries}) == 1
+    assert len(LONG_SOURCE) > 20_000
+    assert entries[0]["quote"] not in LONG_SOURCE
+    assert entries[0]["quote"].lower() in LONG_SOURCE.lower()
 
 
 def test_it_fails_when_a_draft_takes_longer_than_the_limit() -> None:
@@ -66,4 +126,4 @@ def test_it_fails_when_a_draft_takes_longer_than_the_limit() -> None:
         timeout=300,
     )
     assert done.returncode == 1, done.stdout
-    assert done.stdout.splitlines()[-1].endswith("limit 0.0 s; gc paused")
+    assert "; limit 0.0 s; gc worker: " in done.stdout.splitlines()[-1]

@@ -1,4 +1,4 @@
-"""Rule 7's sentence split of one block (contract v3), written plainly: a test oracle.
+"""Rule 7's sentence split of one block (contract v4), written plainly: a test oracle.
 
 ``test_sentences.py`` checks that ``worker.core.claims.sentences._split`` (one regex search per
 stop,
@@ -137,14 +137,17 @@ class Splitter:
             or BREAK.match(m, k) is not None
             or m[k : k + 2] == "\\\n"
         )
-        if not (cjk or spaced):
+        quote = region(self.quotes, i)
+        # v4: a run whose closers close the quotation around it ends the sentence, whatever
+        # follows (``注："……也。"这表明`` is two); one inside a quotation that stays open, nothing.
+        closes_quote = quote is not None and k > quote[1]
+        if not (cjk or spaced or closes_quote):
             return None, j
         paren = region(self.parens, i)
         if paren is not None and (paren[0] != start or k <= paren[1] or not spaced):
-            return None, paren[1] + 1
-        quote = region(self.quotes, i)
-        if quote is not None and (k <= quote[1] or not spaced):
-            return None, quote[1] + 1
+            return None, j
+        if quote is not None and not closes_quote:
+            return None, j
         if j - i == 1 and m[i] == "." and not cjk and not self.period_ends(start, i, k):
             return None, j
         end = self.attach_tokens(k)

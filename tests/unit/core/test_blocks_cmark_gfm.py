@@ -39,6 +39,7 @@ from cmarkgfm.cmark import Options
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from worker.core.claims import markdown as markdown_module
 from worker.core.claims.markdown import blocks, mask
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "commonmark"
@@ -301,7 +302,44 @@ def test_the_spec_data_is_complete() -> None:
     assert sum(not has_raw_html_block(e["markdown"]) for e in SPEC) > 500
 
 
-PREFIXES = ["", "", "", "> ", "- ", "1. ", "  ", "   ", "    ", "> - ", "- > ", ">"]
+#: Shapes where pulldown-cmark alone reads other blocks than cmark-gfm, which the reader
+#: follows (``markdown._NOT_BLANK``): each must give exactly cmark-gfm's blocks.
+SEEDS = [
+    # a line of only a form feed (or vertical tab): text to cmark-gfm, blank to pulldown-cmark
+    "Intro [OBS-1].\n\n\f\n    Falcon is priced at 4.2B.\n",
+    "Intro [OBS-1].\n\n\v\n    Falcon is priced at 4.2B.\n",
+    "Intro [OBS-1].\n\n \f\t\n\tFalcon is priced at 4.2B.\n",
+    "> Intro [OBS-1].\n>\n> \f\n>     Falcon is priced at 4.2B.\n",
+    "#\fFalcon\n\n\f\n\tFalcon is priced at 4.2B.\n",
+    # an empty list item over a line of whitespace reaching its content column: cmark-gfm
+    # keeps the item open and renders the indented line as its paragraph
+    "-\t\n\t \n \tFalcon is priced at 4.2B.\n",
+    "- \t\n\t\n    Falcon is priced at 4.2B.\n",
+    "-   \n\t\n\t Falcon is priced at 4.2B.\n",
+    "1. \t\t\n\t\t\n    Falcon is priced at 4.2B.\n\n     More at 5B.\n",
+    "- Intro [OBS-1].\n-\t\n\t \n \tFalcon is priced at 4.2B.\n",
+    "- \n  \n    Falcon is priced at 4.2B.\n",
+]
+
+
+@pytest.mark.parametrize("markdown", SEEDS)
+def test_shapes_pulldown_cmark_reads_otherwise_have_cmark_gfms_blocks(markdown: str) -> None:
+    cmark = cmark_blocks(markdown)
+    assert reader_blocks(markdown) == cmark
+    # the seed still bites: cmark-gfm shows the claim as prose, pulldown-cmark alone does not
+    assert any(k == "prose" and "Falconispricedat4.2B." in t for k, t in cmark)
+    assert not any("Falconispricedat4.2B." in t for _, t in pyromark_alone(markdown))
+
+
+def pyromark_alone(markdown: str) -> Counter[tuple[str, str]]:
+    """The reader's blocks had it given pulldown-cmark the text unchanged."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(markdown_module, "_NOT_BLANK", {})
+        patch.setattr(markdown_module, "_EMPTY_ITEM_RE", re.compile("(?!)"))
+        return reader_blocks(markdown)
+
+
+PREFIXES = ["", "", "", "> ", "- ", "1. ", "  ", "   ", "    ", "> - ", "- > ", ">", "-\t"]
 BODIES = [
     "Falcon is priced at 4.2B [DOC-9].",
     "*Aurora* sailed `east` at dawn.",
@@ -327,6 +365,9 @@ BODIES = [
     "<!-- comment -->",
     "2. second",
     "* star item",
+    "\f",
+    "\t",
+    " \t",
 ]
 LINES = st.tuples(st.sampled_from(PREFIXES), st.sampled_from(BODIES)).map("".join)
 DOCUMENTS = st.lists(LINES, min_size=1, max_size=12).map("\n".join)
@@ -412,3 +453,25 @@ def worded(blocks: Counter[tuple[str, str]]) -> Counter[tuple[str, str]]:
 OPEN_DIVERGENCES = frozenset({"an indented lazy link reference definition"})
 #: Kinds of block whose words need a citation.
 UNITS = ("prose", "row")
+
+
+#: Lines of the shapes of ``SEEDS``: empty list items, lines of whitespace (tabs, form feeds),
+#: indented prose.
+WHITESPACE_LINES = st.tuples(
+    st.sampled_from(["", "", "- ", "-\t", "1. ", "> ", "  ", "    ", "\t", " \t", "- \t"]),
+    st.sampled_from(["Falcon is priced at 4.2B.", "", "\t", " \t", "\f", "\v", "\t\t", "  "]),
+).map("".join)
+
+
+@given(st.lists(WHITESPACE_LINES, min_size=2, max_size=5).map("\n".join))
+@settings(max_examples=600, deadline=None, derandomize=True)
+def test_whitespace_lines_and_empty_items_show_cmark_gfms_words(markdown: str) -> None:
+    """Every word cmark-gfm shows in a block needing a citation is in one of the reader's."""
+    reader, cmark = worded(reader_blocks(markdown)), worded(cmark_blocks(markdown))
+    shown = Counter(
+        c for (k, t), n in cmark.items() if k in UNITS for _ in range(n) for c in t if c.isalnum()
+    )
+    read = Counter(
+        c for (k, t), n in reader.items() if k in UNITS for _ in range(n) for c in t if c.isalnum()
+    )
+    assert not shown - read, markdown

@@ -6,8 +6,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.core.citations.evidence import QuoteCheck
-from worker.core.citations.quotes import appear_in_order, check_quote, normalize
+from worker.core.citations import quotes as quotes_module
+from worker.core.citations.evidence import (
+    CitationRef,
+    EvidenceKind,
+    EvidenceRecord,
+    QuoteCheck,
+    Resolution,
+)
+from worker.core.citations.quotes import appear_in_order, check_quote, check_quotes, normalize
+from worker.core.failures import Failure, FailureCode
 
 SOURCE = "The vessel “Northern Star” loitered — for 12.5 hours — in the north–east corridor."
 
@@ -116,3 +124,37 @@ def test_a_recased_straightened_substring_is_at_least_tolerant(source: str, a: i
     quote = source[min(a, b) : max(a, b)].upper().replace("“", '"').replace("—", "-")
     if quote.strip():
         assert check_quote(quote, source) in (QuoteCheck.EXACT, QuoteCheck.TOLERANT)
+
+
+def test_each_source_is_normalised_once_and_each_repeated_pair_checked_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rule 7's linear time: 300 entries quoting one source (three distinct quotes, each
+    repeated) normalise the source once and each distinct quote once, and every entry still gets
+    its own check and failure path."""
+    ref = CitationRef(EvidenceKind.DOC, 1)
+    other = CitationRef(EvidenceKind.OBS, 2)
+    evidence = {
+        ref: EvidenceRecord(ref=ref, acl=None, text=SOURCE, title="t"),
+        other: EvidenceRecord(ref=other, acl=None, text="Other text here.", title=None),
+    }
+    resolutions = dict.fromkeys(evidence, Resolution.RESOLVED)
+    quotes = ["NORTHERN   STAR", "not in it", "loitered"] * 100
+    entries = [{"kind": "DOC", "id": 1, "quote": q} for q in quotes]
+    entries.append({"kind": "OBS", "id": 2, "quote": "OTHER text"})
+    calls: list[str] = []
+    real = quotes_module.normalize
+
+    def counting(text: str) -> str:
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(quotes_module, "normalize", counting)
+    failures: list[Failure] = []
+    first, worst = check_quotes({"citations": entries}, resolutions, evidence, failures)
+    assert sorted(calls) == sorted([SOURCE, "NORTHERN   STAR", "not in it", "Other text here.",
+                                    "OTHER text"])  # fmt: skip
+    assert first == {ref: "NORTHERN   STAR", other: "OTHER text"}
+    assert worst == {ref: QuoteCheck.MISMATCH, other: QuoteCheck.TOLERANT}
+    assert [f.path for f in failures] == [f"citations[{i}].quote" for i in range(1, 300, 3)]
+    assert {f.code for f in failures} == {FailureCode.QUOTE_MISMATCH}

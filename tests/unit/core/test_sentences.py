@@ -23,7 +23,7 @@ PIECES = [
     "i.e.)", "OBS-1]", "\r", "\u00a0", "²", "É.", "x:", ": [OBS-3]\n", "?)", "Jan.", "a.m.",
     "p.m.", "Inc.", "et al.", " al.", "Nat.", "a. ", "iv. ", "。", "！", "？", "：", "中文", "（",
     "）", "「", "」", "<br>", "<BR/>", "\\\n", "**Core idea.**", "*Label*", "_x_", "«", "»",
-    "**1. ", "12. ", "2023. ",
+    "**1. ", "12. ", "2023. ", '。"', "。”", "！」", '."', "?»", "!!!", "。。！", "‽‽", "!)",
 ]  # fmt: skip
 BLOCK = st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
 
@@ -42,6 +42,11 @@ BLOCK = st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
 @example("(No. 5) ends. [e.g. x] NO. 7 and x.No. 8 and 1No. 9; ſt. A vs. B. Fig. 2.")
 @example("`a. b` ends. J. Smith [OBS-1]. etc. A")
 @example("***a*** **x*y** __u__: *v*.")
+@example('注："也。" [DOC-1]这表明。注：“也。”这表明「也！」这 "x."y "e.g."z (a."b) “a “b.” c”d')
+@example('!!!!a ?!?!"x ‽‽‽ 。。！"b …… "!!"c')
+@example('." vs. b."a')
+@example("a(。。)b(。x。)c「。。」d")
+@example('He said "a. b." Then (See e.g. it.) No. (x. "y.") z')
 def test_split_matches_the_reference(block: str) -> None:
     assert _split(block) == sentence_split_reference.split(block)
 

@@ -9,6 +9,7 @@ see DOC-9002 and may see OBS-1001.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,16 @@ def test_a_quotation_closed_after_its_stop_ends_the_sentence_one_left_open_does_
 def test_a_parenthesis_that_opens_the_sentence_may_end_it() -> None:
     assert units("(See the table.) Prices rose.") == ["(See the table.)", "Prices rose."]
     assert units("Prices rose (see the table.) again.") == ["Prices rose (see the table.) again."]
+
+
+def test_a_stop_earlier_in_a_pair_does_not_hide_the_one_that_closes_it() -> None:
+    """Each stop inside a pair is decided on its own: one that ends nothing does not skip the
+    stop right before the pair's closer (until v4 the scan jumped past the closer)."""
+    assert units('He said "a. b." Then it left.') == ['He said "a. b."', "Then it left."]
+    assert units("(See e.g. the table.) Prices rose.") == ["(See e.g. the table.)", "Prices rose."]
+    assert sentence_spans('Fine." vs. b."a') == [(0, 6), (7, 14), (14, 15)]
+    # a CJK run that is the pair's last, inside a parenthesis that does not open the sentence
+    assert sentence_spans("a(。。)b") == [(0, 6)]
 
 
 def test_an_opener_never_closed_opens_nothing() -> None:
@@ -129,9 +140,89 @@ def test_cjk_tokens_after_the_stop_and_lead_ins() -> None:
     assert units(md) == ["细胞是基本单位。[OBS-1]", "细胞能生长。"]
 
 
-def test_a_cjk_stop_inside_a_quotation_mid_sentence_ends_nothing() -> None:
+def test_a_cjk_stop_inside_a_quotation_that_stays_open_ends_nothing() -> None:
+    md = "他说：“我们走。然后离开。”"
+    assert units(md) == [md]
+
+
+def test_a_stop_closing_a_quotation_ends_the_sentence_whatever_follows() -> None:
+    """Contract v4, rule 7: a terminator followed by the closer of the quotation around it ends
+    the sentence even when the next one starts at once (until v3 ``他说：“我们走。”然后离开。``
+    and ``回答了“谁？”的问题`` were one unit each)."""
     md = "它回答了“谁？”或“什么？”的问题。他说：“我们走。”然后离开。"
-    assert units(md) == ["它回答了“谁？”或“什么？”的问题。", "他说：“我们走。”然后离开。"]
+    assert sentence_spans(md) == [(0, 8), (8, 14), (14, 18), (18, 27), (27, 32)]
+    assert units(md) == [
+        "它回答了“谁？”",
+        "或“什么？”",
+        "的问题。",
+        "他说：“我们走。”",
+        "然后离开。",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("md", "spans"),
+    [
+        ('注："古之学者必有师也。" [DOC-1]这表明学习需要老师。', [(0, 21), (21, 31)]),
+        ('注："古之学者必有师也。"[DOC-1]这表明学习需要老师。', [(0, 20), (20, 30)]),
+        ("注：“古之学者必有师也。”这表明学习需要老师。", [(0, 13), (13, 23)]),
+        ("注：「古之学者必有师也。」这表明学习需要老师。", [(0, 13), (13, 23)]),
+        ("注：『古之学者必有师也！』这表明学习需要老师。", [(0, 13), (13, 23)]),
+        # an unpaired quote mark: ``。`` needs nothing after it (v3), the quote changes nothing
+        ('注："古之学者必有师也。这表明学习需要老师。', [(0, 12), (12, 22)]),
+        ('He said "stop."Then it left [OBS-1].', [(0, 15), (15, 36)]),
+        ("He said «stop!»Then it left.", [(0, 15), (15, 28)]),
+    ],
+)
+def test_chinese_quotations_end_before_a_sentence_with_no_space(
+    md: str, spans: list[tuple[int, int]]
+) -> None:
+    """Contract v4, rule 7 (``注："……也。" [DOC-1]这表明……`` is two units, the second
+    uncited)."""
+    assert sentence_spans(md) == spans
+
+
+@pytest.mark.parametrize(
+    "md",
+    [
+        'A stray."Quote mark then text.',  # an unpaired quote mark closes nothing
+        'Thus "e.g."is kept open.',  # an abbreviation still ends nothing
+        '(He said "stop."Then it left.)',  # a parenthesis needs whitespace after its closer
+        "“他说「走。」然后”离开。",  # the outer quotation is still open
+    ],
+)
+def test_a_closer_that_closes_no_quotation_around_the_stop_ends_nothing(md: str) -> None:
+    assert sentence_spans(md) == [(0, len(md))]
+
+
+# --- linear time (rule 7, last paragraph) ------------------------------------------------------
+
+N = 50_000
+ONE = [(0, N + 16)]  # "Aurora " + the run + "x waited.": one sentence
+TWO = [(0, N + 7), (N + 7, N + 16)]  # a CJK stop or a closed quotation ends it at once
+
+
+@pytest.mark.parametrize(
+    ("run", "spans"),
+    [
+        *((c, ONE) for c in ".!?‽…"),
+        ("。", TWO),
+        ("！", TWO),
+        ("？", TWO[1:]),  # the first sentence is a question: exempt
+        (".!?。！？‽…", ONE),
+        ('!")', [(0, N + 5), (N + 5, N + 14)]),  # every other quotation closes after its "!"
+        ("?»」", [(0, N + 14)]),  # closers with no opener close nothing
+        ('!"', TWO),
+        ("。”", TWO),
+    ],
+)
+def test_a_long_run_of_terminators_is_read_once(run: str, spans: list[tuple[int, int]]) -> None:
+    """50,000 characters of one run took 5 s when every position of a run that ends nothing was
+    searched again (quadratic: 100,000 took 19.6 s); each run is now read once."""
+    md = "Aurora " + run * (N // len(run)) + "x waited."
+    started = time.process_time()
+    assert sentence_spans(md) == spans
+    assert time.process_time() - started < 0.5
 
 
 # --- exempt: questions, lead-ins, labels --------------------------------------------------------

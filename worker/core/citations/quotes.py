@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -43,8 +43,14 @@ _WHITESPACE_RE = re.compile(r"\s+")
 _ELLIPSIS_RE = re.compile(r"\.{3,}")
 
 
-def check_quote(quote: str | None, source: str | None) -> QuoteCheck:
-    """How ``quote`` compares with ``source`` (see the module docstring)."""
+def check_quote(
+    quote: str | None, source: str | None, normalized: Callable[[], str] | None = None
+) -> QuoteCheck:
+    """How ``quote`` compares with ``source`` (see the module docstring).
+
+    ``normalized`` gives ``normalize(source)`` where the caller keeps it (one source may be
+    quoted by many entries of a draft: normalising it per entry made the check quadratic).
+    """
     if quote is None or not quote.strip():
         return QuoteCheck.NONE
     if source is None:
@@ -53,7 +59,7 @@ def check_quote(quote: str | None, source: str | None) -> QuoteCheck:
         return QuoteCheck.EXACT
     pieces = [p.strip() for p in _ELLIPSIS_RE.split(normalize(quote))]
     pieces = [p for p in pieces if p]
-    if pieces and appear_in_order(pieces, normalize(source)):
+    if pieces and appear_in_order(pieces, normalized() if normalized else normalize(source)):
         return QuoteCheck.TOLERANT
     return QuoteCheck.MISMATCH
 
@@ -101,9 +107,15 @@ def check_quotes(
 
     Quotes of visible sources only (``resolved``, ``not_in_retrieval``): a hidden citation's entry
     is removed anyway, and a mismatch on it would tell the reader about a source they may not see.
+
+    Linear in the entries (contract rule 7, last paragraph): each source is normalised at most
+    once per draft, and a (ref, quote) pair repeated in ``citations[]`` is checked once, its
+    check reused for every entry that repeats it (each still gets its own ``quote_mismatch``).
     """
     first_quote: dict[CitationRef, str] = {}
     worst: dict[CitationRef, QuoteCheck] = {}
+    checked: dict[tuple[CitationRef, str], QuoteCheck] = {}
+    sources: dict[CitationRef, str] = {}
     entries = output.get("citations")
     if not isinstance(entries, list):
         return first_quote, worst
@@ -116,7 +128,16 @@ def check_quotes(
         ref = _new(CitationRef, (member or EvidenceKind(kind), entry["id"]))
         if resolutions.get(ref) not in _VISIBLE_SOURCE:
             continue
-        check = check_quote(quote, evidence[ref].text)
+        check = checked.get((ref, quote))  # a string: the output passed its schema
+        if check is None:
+            text = evidence[ref].text
+
+            def normalized(ref: CitationRef = ref, text: str | None = text) -> str:
+                if (found := sources.get(ref)) is None:
+                    found = sources[ref] = normalize(text or "")
+                return found
+
+            check = checked[ref, quote] = check_quote(quote, text, normalized)
         first_quote.setdefault(ref, quote)
         if _QUOTE_RANK[check] > _QUOTE_RANK[worst.get(ref, QuoteCheck.NONE)]:
             worst[ref] = check

@@ -96,7 +96,14 @@ def blocks(text: str) -> list[Block]:
     if plain is not None:
         return plain
     reader = _Reader(text)
-    reader.read()
+    parsed = text.translate(_NOT_BLANK) if "\f" in text or "\v" in text else text
+    reader.read(parsed)
+    if reader.marks:  # empty list items cmark-gfm keeps open: read again, with them open
+        edited = bytearray(parsed.encode())
+        for at in reader.marks:
+            edited[at] = 0x1F
+        reader = _Reader(text)
+        reader.read(edited.decode(), again=True)
     if not text.isascii():
         return _to_str_offsets(text, reader.blocks)
     return reader.blocks
@@ -127,6 +134,74 @@ def _plain_paragraphs(text: str) -> list[Block] | None:
     if segments:
         out.append(_new(Block, (segments, False, False, False)))
     return out
+
+
+#: Where pulldown-cmark and cmark-gfm read other blocks, the reader gives pulldown-cmark a text
+#: with the same offsets, changed so that it reads cmark-gfm's (rule 7: where they differ,
+#: cmark-gfm is what the reader sees; ``\x1f`` is one byte, no whitespace to pulldown-cmark,
+#: and dropped by ``str.strip`` as the reader's test for a blank text wants):
+#:
+#: - a line of form feeds or vertical tabs is text to cmark-gfm (a paragraph, which an indented
+#:   line after it continues), blank to pulldown-cmark (which reads that indented line as
+#:   code): both are read as ``\x1f`` (cmark-gfm takes only space and tab as whitespace in a
+#:   line's block structure);
+#: - an empty list item stays open for cmark-gfm over a line of whitespace that reaches its
+#:   content column (cmark-gfm tests the indentation before blankness), where pulldown-cmark
+#:   closes it (the spec's "at most one blank line") and reads an indented line after it as
+#:   code: the text is read again with a ``\x1f`` at that column (``_blank_line_keeping``), so
+#:   the item holds what follows for both. Only texts with such an item pay the second read.
+_NOT_BLANK = str.maketrans("\f\v", "\x1f\x1f")
+#: A list marker ending its line, then a line of whitespace (and ``>``) only: where an empty
+#: list item may stay open for cmark-gfm. A cheap test before the reader looks at its items.
+_EMPTY_ITEM_RE = re.compile(r"(?:[-+*]|[0-9][.)])[ \t]*+\r?\n(?=[ \t>]*?[ \t])[ \t>]*+\r?$", re.M)
+_BLANK_LINE_RE = re.compile(rb"[ \t>]*")
+_MARKER_RE = re.compile(rb"[-+*]|[0-9]{1,9}[.)]")
+
+
+def _blank_line_keeping(raw: bytes, item: int) -> int:
+    """Where to mark the empty list item whose marker is at ``item`` so that pulldown-cmark
+    keeps it open as cmark-gfm does, or -1: the line under it is no whitespace line reaching
+    its content column. The mark goes at that column, on the marker's line (its whitespace
+    past the marker's space) or on the line under it; where neither has a character there,
+    on that line's last (``_NOT_BLANK``)."""
+    line_start = raw.rfind(b"\n", 0, item) + 1
+    marker = _MARKER_RE.match(raw, item)
+    end = raw.find(b"\n", item)
+    if marker is None or end < 0:
+        return -1
+    if raw[marker.end() : end].strip(b" \t\r"):
+        return -1  # the item has content on its marker's line
+    content = _columns(raw[line_start : marker.end()], 0) + 1  # a blank start: one space
+    below_end = raw.find(b"\n", end + 1)
+    below = raw[end + 1 : below_end if below_end >= 0 else len(raw)].rstrip(b"\r")
+    quotes = raw[line_start:item].count(b">")
+    if not below or not _BLANK_LINE_RE.fullmatch(below) or below.count(b">") != quotes:
+        return -1
+    if _columns(below, 0) < content:
+        return -1  # cmark-gfm closes the item too
+    col = _columns(raw[line_start : marker.end() + 1], 0)  # past the marker's space
+    for k in range(marker.end() + 1, end - (raw[end - 1 : end] == b"\r")):
+        if col == content:
+            return k
+        col = _columns(raw[k : k + 1], col)
+    col = 0
+    for k, byte in enumerate(below):
+        if col >= content and byte != 0x3E:
+            return end + 1 + k
+        col = (col // 4 + 1) * 4 if byte == 0x09 else col + 1
+    # The line ends at the content column, or a tab spans it: its last character, marked, is
+    # a paragraph for pulldown-cmark that holds the indented lines after it as text (fail
+    # closed), where cmark-gfm has them in the item.
+    return end + len(below)
+
+
+def _columns(chars: bytes, col: int) -> int:
+    """The column after ``chars`` from column ``col`` (a tab to the next multiple of 4)."""
+    if 0x09 not in chars:
+        return col + len(chars)
+    for byte in chars:
+        col = (col // 4 + 1) * 4 if byte == 0x09 else col + 1
+    return col
 
 
 class _Reader:
@@ -160,12 +235,19 @@ class _Reader:
         self.images = 0
         self.codes = 0
         self.other = False
+        #: Byte offsets to mark with ``\x1f`` for a second read (``_NOT_BLANK``).
+        self.marks: list[int] = []
 
-    def read(self) -> None:
+    def read(self, parsed: str | None = None, again: bool = False) -> None:
+        """Read the events of ``parsed`` (``self.text`` with the same offsets, changed as
+        ``_NOT_BLANK`` says; ``self.text`` itself by default). Unless ``again``, note in
+        ``marks`` the empty list items to read open."""
+        parsed = self.text if parsed is None else parsed
+        maybe_empty = not again and _EMPTY_ITEM_RE.search(parsed) is not None
         #: Inside a code block, an HTML block or a table (the name of its End event): their inner
         #: events are no prose; a table's rows are read from their Start events.
         inside: str | None = None
-        for event, span in _events(self.text, merge_text=True):
+        for event, span in _events(parsed, merge_text=True):
             if event.__class__ is str:  # SoftBreak, HardBreak, Rule
                 if self.segments is not None and event != "Rule":
                     self._break(span["start"])
@@ -191,6 +273,10 @@ class _Reader:
                     self._close()
                     if end.__class__ is not str or end == "Item":  # BlockQuote, List, Item
                         self.container_closed = True
+                        if maybe_empty and end == "Item":
+                            at = _blank_line_keeping(self._source(), span["start"])
+                            if at >= 0:
+                                self.marks.append(at)
             else:  # Text, Code, InlineHtml (Html only inside an HTML block)
                 if self.line_start < 0 or self.segments is None:  # the first on its line
                     self._inline_start(span["start"])

@@ -131,6 +131,10 @@ def _assertions(markdown: str, first_only: bool) -> list[tuple[int, int]]:
 #: has no context, so the tokens of a block are exactly this pattern's matches in its text.
 _TOKEN = r"\[(?:OBS|DOC|EVT)-[0-9]++\]"  # noqa: S105 -- a pattern, not a password
 _CLOSER_SET = f"[{re.escape(_CLOSERS)}]"
+#: Closers that can close a quotation (``_Pairs``), and the others.
+_QUOTE_CLOSERS = '"”»」』'
+_QUOTE_CLOSER_SET = f"[{re.escape(_QUOTE_CLOSERS)}]"
+_OTHER_CLOSER_SET = "[%s]" % re.escape("".join(c for c in _CLOSERS if c not in _QUOTE_CLOSERS))  # noqa: UP031
 _TERM_SET = f"[{re.escape(_TERMINATORS)}]"
 #: What may follow a terminator and its closers for it to end a sentence, besides a token:
 #: whitespace, the end, a ``<br>`` or a backslash hard break.
@@ -178,18 +182,26 @@ _PLAIN = "(?P<plain>(?<=[a-z]{5}\\.)%s)?" % "".join(  # noqa: UP031 -- braces in
     for w in sorted(NEVER_END | BEFORE_NUMBER | UNLESS_CAPITAL)
     if len(w) >= 5 and w.isalpha()
 )
+#: The terminator just consumed opens its run: no terminator before it. What follows a run is
+#: the same from each of its positions (the run is possessive), so a run that ends nothing from
+#: its first terminator ends nothing from any other; without this test the search tried every
+#: position of a failing run again, to its end (quadratic: 100,000 ``!`` then a letter took
+#: 19.6 s; contract rule 7, last paragraph).
+_RUN_START = rf"(?<={_TERM_SET})(?<!{_TERM_SET}{_TERM_SET})"
 #: The next place the scanner must act on, inside a sentence (one C-level search per stop):
 #: - a backtick (an inline code span, opaque);
 #: - a ``:`` or ``：`` that ends its line after closers and attached tokens (``tail``: where the
 #:   sentence ends); any other colon ends nothing;
 #: - a terminator run (``run``), its closers, then attached tokens (``att``, whitespace between
-#:   allowed) or what ``_FOLLOW`` allows: ``att`` ends where the sentence would, the match where
-#:   the next one may start (past whitespace and hard breaks);
+#:   allowed) or what ``_FOLLOW`` allows, or anything when the closers hold a quotation's closer
+#:   (``q``: ``_split`` keeps the stop only if that closer closes the quotation around the run,
+#:   contract v4): ``att`` ends where the sentence would, the match where the next one may start
+#:   (past whitespace and hard breaks);
 #: - a terminator run ending in a CJK terminator (``cjk``), its closers and attached tokens
 #:   (``catt``), whatever follows.
-#: Any other run ends nothing. Runs are whole: the scan never starts inside one, and the run is
-#: possessive, so no later position of a run that fails can match either. Tokens need no stop:
-#: they hold none of these characters, so stepping over one changes nothing.
+#: Any other run ends nothing. Runs are whole: the scan never starts inside one, and a match
+#: only starts at a run's first terminator (``_RUN_START``), so each run is read once. Tokens
+#: need no stop: they hold none of these characters, so stepping over one changes nothing.
 _STOP_RE = re.compile(
     # The pattern opens with the set of every first character, so ``re`` compiles it a charset
     # prefix and skips to the next candidate in C (~3 ns a character); each alternative then
@@ -198,12 +210,22 @@ _STOP_RE = re.compile(
     rf"[`:：{_TERMINATORS}](?:"
     r"(?<=`)"
     rf"|(?<=[:：])(?=(?P<tail>{_CLOSER_SET}*+(?:\s*+{_TOKEN})*+)[ \t\r]*+(?:\n|\Z))"
-    rf"|(?<={_TERM_SET})(?!{_KEPT_OPEN}){_PLAIN}(?P<run>{_TERM_SET}*+)(?P<cl>{_CLOSER_SET}*+)"
-    rf"(?P<att>(?:\s*+{_TOKEN})++|{_FOLLOW}){_GAP}"
-    rf"|(?<={_TERM_SET})(?P<cjk>{_TERM_SET}*+)(?<=[{_CJK_TERMINATORS}])(?P<ccl>{_CLOSER_SET}*+)"
+    rf"|{_RUN_START}(?!{_KEPT_OPEN}){_PLAIN}(?P<run>{_TERM_SET}*+)"
+    rf"(?P<cl>{_OTHER_CLOSER_SET}*+(?:(?P<q>{_QUOTE_CLOSER_SET}){_CLOSER_SET}*+)?)"
+    rf"(?P<att>(?:\s*+{_TOKEN})++|{_FOLLOW}|(?(q)|(?!))){_GAP}"
+    rf"|{_RUN_START}(?P<cjk>{_TERM_SET}*+)(?<=[{_CJK_TERMINATORS}])(?P<ccl>{_CLOSER_SET}*+)"
     rf"(?P<catt>(?:\s*+{_TOKEN})*+){_GAP}"
     r")"
 )
+#: A terminator whose closers hold a quote mark and no whitespace, token or break follows: the
+#: one place the stop pattern's ``q`` decides (``_split`` then reads only the closing marks).
+_UNSPACED_QUOTE_STOP_RE = re.compile(
+    rf"{_TERM_SET}{_OTHER_CLOSER_SET}*+{_QUOTE_CLOSER_SET}{_CLOSER_SET}*+(?!{_FOLLOWS_RE.pattern})"
+)
+#: ``_Pairs.skip``: the stop's closers close the quotation around it (it ends the sentence).
+_CLOSES_QUOTE = -2
+#: Every quote mark that can close a quotation, as a closer that cannot.
+_QUOTES_AS_OTHER = str.maketrans(dict.fromkeys(_QUOTE_CLOSERS, "'"))
 #: Text with no letter or digit outside tokens (``[\W_]`` is exactly ``not str.isalnum()``).
 _NO_WORDS_RE = re.compile(rf"(?:{_TOKEN}|[\W_])*+")
 _DIGITS = frozenset("0123456789")
@@ -236,6 +258,9 @@ _LABEL_ENDS = frozenset(a + b for a in "*_" for b in ".:：")
 _LABEL_RE = re.compile(r"(\*{1,3}|_{1,3})(?=\S)(.*?\S)\1[.:：]?", re.DOTALL)
 #: Characters of the pairs that hide terminators (and backticks: code spans are opaque).
 _PAIRS_RE = re.compile(r"`+|[()（）\"“”«»「」『』]")
+#: The pair characters but straight quotes and backticks, and straight quotes.
+_BRACKETS_RE = re.compile(r"[()（）“”«»「」『』]")
+_STRAIGHT_RE = re.compile('"')
 #: A character that can open a pair, and those that can close one.
 _OPENING_RE = re.compile(r"[(（\"“«「『]")
 _CLOSING = '")）”»」』'
@@ -271,6 +296,17 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
     else:
         lo = hi = -1
     search_stop = _STOP_RE.search
+    #: The text the stops are searched in: ``m``, or where a terminator is followed by a quote
+    #: mark and no space, ``m`` with every quote mark that closes no quotation read as ``'`` (so
+    #: the search skips those in C: ``!"!"…`` has one per two characters).
+    text = m
+    #: Whether a stop may have only a quote mark after it (then ``_split`` checks it closes a
+    #: quotation around it); most blocks have none, and skip that check at every stop.
+    unspaced = _UNSPACED_QUOTE_STOP_RE.search(m) is not None
+    if unspaced and lo >= 0:
+        code = _CodeSpans(m)
+        pairs = _Pairs(m, code)
+        text = pairs.closing_quotes_only(m)
     #: The start of a run-in label waiting for the sentence it belongs to, or -1.
     label = -1
     label_end = 0
@@ -286,7 +322,7 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
             pos = found.start()
         start = pos
         while True:
-            stop = search_stop(m, pos)
+            stop = search_stop(text, pos)
             if stop is None:
                 end = len(m.rstrip())
                 if pairs is None and lo >= 0 and ("?" in m[start:end] or "？" in m[start:end]):
@@ -300,6 +336,7 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                     code = code or _CodeSpans(m)
                     pos = code.end(i)
                     continue
+                skip = -1
                 if lo < i < hi:
                     if pairs is None:
                         code = code or _CodeSpans(m)
@@ -307,6 +344,16 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                     if (skip := pairs.skip(m, stop, start)) >= 0:
                         pos = skip  # this stop is inside a parenthesis or quotation
                         continue
+                if (
+                    unspaced
+                    and skip != _CLOSES_QUOTE
+                    and stop.start("q") >= 0
+                    and m[stop.end("run") - 1] not in _CJK_TERMINATORS  # those end anyway
+                    and stop.end("att") == stop.end("cl")
+                    and not _follows(m, stop.end("cl"))
+                ):
+                    pos = stop.end("run")  # a quote mark, but no quotation around it closes
+                    continue
                 branch = stop.lastgroup  # the last group of the alternative that matched
                 if branch == "tail":
                     pos = end = stop.end("tail")
@@ -510,6 +557,23 @@ class _Pairs:
         parens: list[tuple[int, int]] = []
         quotes: list[tuple[int, int]] = []
         open_at: dict[str, list[int]] = {}
+        if "`" not in m:  # no code span: straight quotes pair in order, found in C
+            straight = [hit.start() for hit in _STRAIGHT_RE.finditer(m)]
+            for hit in _BRACKETS_RE.finditer(m):
+                i = hit.start()
+                c = m[i]
+                if c in _CLOSER_OF:
+                    open_at.setdefault(_CLOSER_OF[c], []).append(i)
+                elif stack := open_at.get(c):
+                    (parens if c in _PAREN_CLOSERS else quotes).append((stack.pop(), i))
+            self.paren_starts, self.paren_ends = _outermost(parens)
+            if not quotes:  # in order, none inside another: outermost as they are
+                self.quote_starts = straight[0 : len(straight) - 1 : 2]
+                self.quote_ends = straight[1::2]
+                return
+            quotes += zip(straight[0::2], straight[1::2], strict=False)
+            self.quote_starts, self.quote_ends = _outermost(quotes)
+            return
         quote = -1
         past = 0  # past the last code span
         for hit in _PAIRS_RE.finditer(m):
@@ -541,31 +605,64 @@ class _Pairs:
         )
 
     def skip(self, m: str, stop: re.Match[str], start: int) -> int:
-        """Where to go on from a stop inside a pair (past its closer), or -1: the stop may end
-        the sentence. A terminator inside a parenthesis ends nothing, unless the parenthesis
-        opens the sentence and closes right after the terminator (``(See above.)``); one inside
-        a quotation only where the quotation closes right after it (``He said "stop." Then``).
-        Either way, whitespace, a token, a hard break or the end must follow the closer, CJK
-        terminators included (``回答了“谁？”的问题`` is one sentence)."""
+        """Where to go on from a stop inside a pair (past its closer), or negative: the stop may
+        end the sentence (``_CLOSES_QUOTE``: its closers close the quotation around it). A
+        terminator inside a parenthesis ends nothing, unless the parenthesis opens the sentence
+        and closes right after the terminator (``(See above.)``); one inside a quotation only
+        where the quotation closes right after it (``He said "stop." Then``).
+        After a parenthesis's closer, whitespace, a token, a hard break or the end must follow,
+        CJK terminators included; after a quotation's closer anything may (contract v4:
+        ``注："……也。"这表明`` is two sentences)."""
         i = stop.start()
         colon = m[i] in ":\uff1a"  # a lead-in's colon inside a pair ends nothing, and hides nothing
         # ``_enclosing`` inlined, and the closers' end read only for a stop inside a pair: one
         # call per stop here, most stops of a block with pairs being inside none.
         closed = -1
         starts = self.paren_starts
-        k = bisect_right(starts, i) - 1
+        k = bisect_right(starts, i) - 1 if starts else -1
         if k >= 0 and starts[k] < i < (close := self.paren_ends[k]):
             closed = _closers_end(stop)
             if starts[k] != start or closed <= close or not _follows(m, closed):
-                return i + 1 if colon else close + 1
+                return i + 1 if colon else _last_run(m, _run_end(stop), close)
         starts = self.quote_starts
         k = bisect_right(starts, i) - 1
         if k >= 0 and starts[k] < i < (close := self.quote_ends[k]):
             if closed < 0:
                 closed = _closers_end(stop)
-            if closed <= close or not _follows(m, closed):
-                return i + 1 if colon else close + 1
+            if closed <= close:
+                return i + 1 if colon else _last_run(m, _run_end(stop), close)
+            return _CLOSES_QUOTE
         return -1
+
+    def closing_quotes_only(self, m: str) -> str:
+        """``m`` with every quote mark that closes no outermost quotation read as ``'``."""
+        t = m.translate(_QUOTES_AS_OTHER)
+        pieces: list[str] = []
+        prev = 0
+        for e in self.quote_ends:
+            pieces += (t[prev:e], m[e])
+            prev = e + 1
+        pieces.append(t[prev:])
+        return "".join(pieces)
+
+
+def _run_end(stop: re.Match[str]) -> int:
+    """Where a stop's terminator run ends (either branch)."""
+    return stop.end("run") if stop.start("run") >= 0 else stop.end("cjk")
+
+
+def _last_run(m: str, j: int, close: int) -> int:
+    """Where to go on from a stop that ends nothing inside a pair closing at ``close`` (its
+    terminators end at ``j``): the terminator run right before the closer (closers between
+    allowed), the one stop left inside that may end the sentence, else past the closer.
+    Each pair is walked back once: the next stop is that run or past the pair."""
+    k = close
+    while k > j and m[k - 1] in _CLOSERS:
+        k -= 1
+    r = k
+    while r > j and m[r - 1] in _TERMINATORS:
+        r -= 1
+    return r if r < k else close + 1
 
 
 def _follows(m: str, k: int) -> bool:
