@@ -333,10 +333,14 @@ def test_shapes_pulldown_cmark_reads_otherwise_have_cmark_gfms_blocks(markdown: 
 
 def pyromark_alone(markdown: str) -> Counter[tuple[str, str]]:
     """The reader's blocks had it given pulldown-cmark the text unchanged."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(markdown_module, "_NOT_BLANK", {})
-        patch.setattr(markdown_module, "_EMPTY_ITEM_RE", re.compile("(?!)"))
-        return reader_blocks(markdown)
+    markdown_module.blocks.cache_clear()  # memoised: read it afresh, then forget this reading
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(markdown_module, "_NOT_BLANK", {})
+            patch.setattr(markdown_module, "_EMPTY_ITEM_RE", re.compile("(?!)"))
+            return reader_blocks(markdown)
+    finally:
+        markdown_module.blocks.cache_clear()
 
 
 PREFIXES = ["", "", "", "> ", "- ", "1. ", "  ", "   ", "    ", "> - ", "- > ", ">", "-\t"]
