@@ -250,6 +250,53 @@ def form_feeds() -> Iterator[str]:
         yield "\f\n    Aurora waited [OBS-1].\n\n"
 
 
+def hidden_mixed() -> Iterator[str]:
+    """Sentences citing the hidden DOC-9 beside a visible source, so each lost a citation and
+    its support by the visible one decides whether its words stay (contract v4 rule 5)."""
+    for i in itertools.count():
+        yield f"Aurora waited near buoy {i % 9} [DOC-9][OBS-{1 + i % 900}]. "
+
+
+def hidden_headings() -> Iterator[str]:
+    """Headings (exempt) that lost a citation: rule 5 asks rule 6b for each."""
+    for i in itertools.count():
+        yield f"# Aurora waited {i % 9} [DOC-9] [OBS-{1 + i % 900}]\n\n"
+
+
+def hidden_lines() -> Iterator[str]:
+    """A hidden-only group on every line, the next line opening with a visible token: groups
+    must be cut at each block, and rule 5's regions read the parser's code blocks."""
+    for i in itertools.count():
+        yield f"    code {i} [DOC-9]\n[OBS-{1 + i % 900}] Aurora waited.\n\n"
+
+
+def hidden_rows() -> Iterator[str]:
+    """Table rows that lost a citation, under a header row that holds a hidden-only group."""
+    yield "| Aurora [DOC-9] | waited |\n|---|---|\n"
+    for i in itertools.count():
+        yield f"| Aurora waited [DOC-9] | near buoy 7 [OBS-{1 + i % 900}] |\n"
+
+
+def hidden_claims() -> Iterator[dict[str, Any]]:
+    """``claims[]`` items citing the hidden DOC-9 beside a visible source (the gate reads each
+    published claim)."""
+    for i in itertools.count():
+        yield {"text": f"Aurora waited near buoy 7 [DOC-9] [OBS-{1 + i % 900}].", "citations": []}
+
+
+def claims_output(pieces: list[Any]) -> dict[str, Any]:
+    return {"answer_markdown": "Aurora waited near buoy 7 [OBS-1].", "claims": pieces}
+
+
+def stray_brackets() -> Iterator[dict[str, Any]]:
+    """Many short strings with a bracket that opens no token: rule 2 renders each."""
+    for i in itertools.count():
+        yield {
+            "text": f"[note {i}] Aurora waited near buoy 7 [OBS-{1 + i % 900}].",
+            "citations": [],
+        }
+
+
 def answer(pieces: list[Any]) -> dict[str, Any]:
     return {"answer_markdown": "".join(pieces)}
 
@@ -288,6 +335,12 @@ SHAPES: dict[str, Callable[[], Iterator[str]] | Shape] = {
     "link-nesting": link_nesting,
     "empty-items": empty_items,
     "form-feeds": form_feeds,
+    "hidden-mixed": hidden_mixed,
+    "hidden-headings": hidden_headings,
+    "hidden-lines": hidden_lines,
+    "hidden-rows": hidden_rows,
+    "hidden-claims": Shape(hidden_claims, claims_output),
+    "stray-brackets": Shape(stray_brackets, claims_output),
 }
 
 

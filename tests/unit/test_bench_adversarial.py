@@ -42,7 +42,8 @@ def test_the_table_has_a_row_per_shape_and_size_then_the_max() -> None:
         "list-markers", "fences", "pipe-rows", "indented-code", "html-blocks", "nested-lists",
         "nested-quotes", "indented-lists", "table", "citations", "lookalike-misses",
         "terminator-runs", "quote-stops", "sources-numbers", "duplicate-quotes", "inline-html",
-        "link-nesting", "empty-items", "form-feeds",
+        "link-nesting", "empty-items", "form-feeds", "hidden-mixed", "hidden-headings",
+        "hidden-lines", "hidden-rows", "hidden-claims", "stray-brackets",
     ]  # fmt: skip
     assert [m["shape"] for m in parsed if m] == [shape for shape in shapes for _ in sizes]
     for i, m in enumerate(parsed):  # each draft as large as whole pieces allow, never over
@@ -77,13 +78,23 @@ def test_the_collector_runs_as_the_worker_runs_it() -> None:
         ("duplicate-quotes", '"quote":"VESSEL AURORA ENTERED"},{"kind":"DOC"'),
         ("inline-html", '<span class="a"><b><i title="x>y">a <span'),
         ("link-nesting", "[[[[[a](#)](#)](#)](#)](#)"),
+        ("hidden-mixed", "Aurora waited near buoy 1 [DOC-9][OBS-2]. "),
+        ("hidden-headings", "# Aurora waited 1 [DOC-9] [OBS-2]\n\n"),
+        ("hidden-lines", "    code 1 [DOC-9]\n[OBS-2] Aurora waited."),
+        ("hidden-rows", "| Aurora waited [DOC-9] | near buoy 7 [OBS-2] |"),
+        ("hidden-claims", '"text":"Aurora waited near buoy 7 [DOC-9] [OBS-2]."'),
+        ("stray-brackets", '"text":"[note 1] Aurora waited near buoy 7 [OBS-2]."'),
     ],
 )
 def test_the_new_shapes_build_what_they_name(name: str, needle: str) -> None:
     value = draft(shape_of(name), 200_000)
     assert 190_000 < len(value) <= 200_000
     output = orjson.loads(value)["output"]
-    assert needle in output["answer_markdown"] + orjson.dumps(output.get("citations")).decode()
+    assert needle in (
+        output["answer_markdown"]
+        + orjson.dumps(output.get("citations")).decode()
+        + orjson.dumps(output.get("claims")).decode()
+    )
 
 
 def test_sources_numbers_cites_a_thousand_sources_that_hold_numbers() -> None:

@@ -236,17 +236,17 @@ def _strip(html: str, *, quoted: bool) -> tuple[list[str], list[str]]:
     without its end stays text. One pass: every search goes forward (``_Next``)."""
     pieces: list[str] = []
     titles: list[str] = []
-    n = len(html)
-    less, greater = _Next(html, "<"), _Next(html, ">")
+    find = html.find
+    greater = _Next(html, ">")
     comment_end, bang_end = _Next(html, "-->"), _Next(html, "--!>")
     quotes = {'"': _Next(html, '"'), "'": _Next(html, "'")}
+    tries = _PATTERN_TRIES
+    match = _QUOTED_TAG.match
     pos = scan = 0
-    while True:
-        lt = less(scan)
-        if lt < 0:
-            break
+    while (lt := find("<", scan)) >= 0:
+        after = html[lt + 1 : lt + 2]
         end = -1
-        if html.startswith("<!--", lt):
+        if after == "!" and html.startswith("<!--", lt):
             if html.startswith(">", lt + 4) or html.startswith("->", lt + 4):
                 end = lt + 5 if html[lt + 4] == ">" else lt + 6
             else:
@@ -254,24 +254,41 @@ def _strip(html: str, *, quoted: bool) -> tuple[list[str], list[str]]:
                     e + k for e, k in ((comment_end(lt + 4), 3), (bang_end(lt + 4), 4)) if e >= 0
                 ]
                 end = min(ends) if ends else -1
-        elif lt + 1 < n and (
-            (html[lt + 1].isascii() and html[lt + 1].isalpha()) or html[lt + 1] in "/!?"
-        ):
-            end = _tag_end(html, lt, greater, quotes) if quoted else _after(greater(lt + 1))
+        elif after in _TAG_STARTS:
+            if not quoted or after in "!?":  # a declaration or PI is a bogus comment
+                end = _after(greater(lt + 1))
+            elif tries > 0 and (whole := match(html, lt)) is not None:
+                end = whole.end()  # a well-formed tag, read in C
+            else:
+                # The scanner: where the pattern fails (an unclosed value), and for every tag
+                # once it failed often (a failing match may read to the end: bounded tries).
+                tries -= 1
+                end = _tag_end(html, lt, greater, quotes)
         if end < 0:  # text: no construct here
             scan = lt + 1
             continue
-        pieces.append(html[pos:lt])
-        markup = html[lt:end]
-        if "=" in markup and not markup.startswith("<!--"):
-            for name, a, b, c in _SHOWN_ATTRIBUTE.findall(markup):
-                if name.lower() == "alt":
-                    pieces.append(a or b or c)
-                else:
-                    titles.append(a or b or c)
+        if lt > pos:
+            pieces.append(html[pos:lt])
+        if "=" in html[lt:end] and after != "!":
+            markup = html[lt:end]
+            if _SHOWS.search(markup):
+                for name, a, b, c in _SHOWN_ATTRIBUTE.findall(markup):
+                    (pieces if name.lower() == "alt" else titles).append(a or b or c)
         pos = scan = end
     pieces.append(html[pos:])
     return pieces, titles
+
+
+#: What may follow ``<`` in markup a browser reads: an ASCII letter, ``/``, ``!`` or ``?``.
+_TAG_STARTS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ/!?")
+
+
+#: A well-formed tag as a browser's tokenizer reads it (quoted values may hold ``>``), and how
+#: many times ``_strip`` may see it fail before it reads every tag with the scanner.
+_QUOTED_TAG = re.compile(r"""</?[A-Za-z][^\s/>]*+(?:[^>"']++|"[^"]*+"|'[^']*+')*+>""")
+_PATTERN_TRIES = 64
+#: An ``alt`` or ``title`` attribute may be in a tag.
+_SHOWS = re.compile(r"(?i)(?:alt|title)\s*=")
 
 
 def _after(at: int) -> int:
