@@ -283,6 +283,12 @@ class Settings(BaseSettings):
         gt=0,
         description="`/ready` turns false once a store has failed every call for this long",
     )
+    ready_kafka_unreachable_s: float = Field(
+        default=15.0,
+        gt=0,
+        description="`/ready` turns false, and `kafka.unreachable` is logged once, after the "
+        "broker has failed every metadata probe for this long (`kafka.recovered` once it answers)",
+    )
     web_port: int = Field(
         default=6066,
         ge=0,

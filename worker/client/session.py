@@ -128,7 +128,7 @@ class GroundingClient:
             async with asyncio.timeout(timeout_s):
                 await self._connect(self._producer, self._consumer)
         except BaseException as exc:
-            await self._close(timeout_s=5.0)
+            await self._close(deadline=asyncio.get_running_loop().time() + 5.0)
             if isinstance(exc, TimeoutError):
                 raise ClientStartError(
                     f"Kafka at {self._bootstrap} did not answer within {timeout_s} s"
@@ -159,35 +159,32 @@ class GroundingClient:
     async def stop(self, *, timeout_s: float = 10.0) -> None:
         """Stop reading and close both clients within ``timeout_s`` (drafts not yet acknowledged
         by then are dropped); pending asks fail with ``CancelledError``."""
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-            self._reader = None
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.cancel()
+            await asyncio.wait({reader}, timeout=timeout_s / 3)
         for waiter in self._waiting.values():
             waiter.cancel()
-        await self._close(timeout_s=timeout_s)
+        await self._close(deadline=deadline)
 
-    async def _close(self, *, timeout_s: float) -> None:
+    async def _close(self, *, deadline: float) -> None:
+        """Close both clients by ``deadline`` (loop time).
+
+        aiokafka's ``stop()`` waits for the broker (the producer flushes, the consumer's fetcher
+        drains) and swallows the cancellation a timeout would use, so each runs as a task of its
+        own; past its share of the time its connections are closed under it, which fails what
+        it waits for, and it ends.
+        """
         producer, consumer = self._producer, self._consumer
         self._producer = self._consumer = None
+        loop = asyncio.get_running_loop()
         if consumer is not None:
-            with contextlib.suppress(Exception):
-                await consumer.stop()
-        if producer is None:
-            return
-        try:
-            async with asyncio.timeout(timeout_s):
-                await producer.stop()
-        except TimeoutError:
-            # stop() flushes first; a stalled broker never takes the flush. The producer is
-            # marked closed already: end its sender and connections without the flush.
-            with contextlib.suppress(Exception):
-                await producer._sender.close()  # aiokafka has no abort()
-            with contextlib.suppress(Exception):
-                await producer.client.close()
-        except Exception:  # noqa: BLE001, S110 - closing after a failed start: nothing to add
-            pass
+            budget = max(0.1, (deadline - loop.time()) / 2)
+            await _stop_within(consumer.stop(), consumer._client, budget)
+        if producer is not None:
+            budget = max(0.1, deadline - loop.time())
+            await _stop_within(producer.stop(), producer.client, budget)
 
     def _require_started(self) -> AIOKafkaProducer:
         if not self.started or self._producer is None:
@@ -331,3 +328,28 @@ class GroundingClient:
         waiter = self._waiting.get(ids)
         if waiter is not None and not waiter.done():
             waiter.set_result(dead_lettered(ids[0], ids[1], headers))
+
+
+#: Stops that outlived their time and were left to end on their own (a reference keeps them).
+_ABANDONED: set[asyncio.Future[Any]] = set()
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    _ABANDONED.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: a failed close has nothing to add
+
+
+async def _stop_within(stop: Awaitable[Any], kafka: Any, seconds: float) -> None:
+    """Await ``stop`` for at most ``seconds``; then close ``kafka``'s (an ``AIOKafkaClient``)
+    connections under it and give it one more second to notice."""
+    task = asyncio.ensure_future(stop)
+    task.add_done_callback(_forget)
+    _ABANDONED.add(task)
+    done, _ = await asyncio.wait({task}, timeout=seconds)
+    if done:
+        return
+    for conn in list(getattr(kafka, "_conns", {}).values()):
+        with contextlib.suppress(Exception):
+            conn.close()  # aiokafka has no abort(): its connections are what stop() waits on
+    await asyncio.wait({task}, timeout=1.0)

@@ -12,6 +12,7 @@ from worker import __version__
 from worker.core.claims.policy import PolicyBook
 from worker.kafka.topics_admin import create_topics
 from worker.ledger.main import run_sink
+from worker.runtime.broker_watch import BrokerHealth, announce, watch_broker
 from worker.runtime.event_loop import use_event_loop, use_thread_switch_interval
 from worker.runtime.logs import configure_logging
 from worker.runtime.metrics import Metrics
@@ -41,13 +42,19 @@ def run_worker(settings: Settings) -> None:
     asyncio.run(create_topics(settings))
     metrics = Metrics()
     health = StoreHealth()
+    broker = BrokerHealth(settings.ready_kafka_unreachable_s)
     app = build_app(
         settings,
         evidence_factory=lambda s: open_evidence(s, metrics=metrics, health=health),
         policies=policies,
         metrics=metrics,
         health=health,
+        broker_health=broker,
     )
+
+    @app.task  # type: ignore[untyped-decorator]
+    async def broker_watch() -> None:
+        await watch_broker(settings, broker, announce(settings, metrics.kafka_reachable.set))
 
     if settings.run_ledger_sink:
 
