@@ -65,18 +65,22 @@ def _kafka_settings(command: str) -> Settings:
     A service that does not answer within ``GW_STARTUP_TIMEOUT_S`` ends the command with one
     ``startup.gave_up`` log line and exit 3 (``worker/runtime/startup.py``). Wrong SASL credentials
     or an
-    untrusted broker certificate end it with one line naming the settings to fix and exit 2,
-    rather than clients retrying forever.
+    untrusted broker certificate, a security protocol the broker's listener does not speak, or
+    a ``GW_WEB_PORT`` another process holds end it with one line naming the settings to fix and
+    exit 2, rather than clients retrying forever or a web server's traceback.
     """
     import asyncio
 
     from worker.kafka.access import KafkaAccessError, check_access
+    from worker.runtime.startup import SERVES_PAGES, WebPortUnavailableError, check_web_port
 
     settings = _settings()
     try:
+        if command in SERVES_PAGES:
+            check_web_port(settings)
         asyncio.run(check_access(settings))  # a refusal ends the command before any wait
         return _started(command, settings)
-    except KafkaAccessError as exc:
+    except (KafkaAccessError, WebPortUnavailableError) as exc:
         typer.echo(f"grounding-worker: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
 

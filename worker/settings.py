@@ -292,6 +292,7 @@ class Settings(BaseSettings):
     web_port: int = Field(
         default=6066,
         ge=0,
+        le=65535,
         description="port of `/health`, `/ready` and `/metrics` (`ledger-sink` alone: "
         "`/health`, `/metrics`); 0: any free port",
     )
