@@ -262,6 +262,15 @@ _FromBeginningOpt = Annotated[
     typer.Option("--from-beginning", help="Ignore the replay log: replay again what was replayed."),
 ]
 _JsonOpt = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
+_AllClassesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--all-classes",
+        help="Also replay classes a replay cannot fix (malformed_envelope, oversized, "
+        "identity_mismatch); by default only infra_unavailable, internal_error and "
+        "unsupported_schema_version, plus any named with --error-class.",
+    ),
+]
 
 
 @app.command()
@@ -279,6 +288,7 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
     max_replays: _MaxReplaysOpt = None,
     from_beginning: _FromBeginningOpt = False,
     json_output: _JsonOpt = False,
+    all_classes: _AllClassesOpt = False,
 ) -> None:
     """Re-publish dead letters from the DLQ to agent.drafts, once each (see docs/tools.md).
 
@@ -303,6 +313,7 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
         max_replays=max_replays,
         from_beginning=from_beginning,
         json=json_output,
+        all_classes=all_classes,
     )
     settings = _kafka_settings("replay")
     raise typer.Exit(
