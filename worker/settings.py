@@ -290,7 +290,7 @@ class Settings(BaseSettings):
         "broker has failed every metadata probe for this long (`kafka.recovered` once it answers)",
     )
     web_port: int = Field(
-        default=6066,
+        default=7066,
         ge=0,
         le=65535,
         description="port of `/health`, `/ready` and `/metrics` (`ledger-sink` alone: "
