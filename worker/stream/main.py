@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import faust
 import structlog
@@ -17,6 +18,7 @@ from worker.runtime.event_loop import use_event_loop, use_thread_switch_interval
 from worker.runtime.logs import configure_logging
 from worker.runtime.metrics import Metrics
 from worker.runtime.readiness import StoreHealth
+from worker.runtime.shutdown import ShutdownDeadline
 from worker.runtime.spans import spans_for
 from worker.settings import Settings
 from worker.stores.evidence import open_evidence
@@ -30,6 +32,23 @@ def load_policies(path: Path | None) -> PolicyBook:
     if path is None:
         return PolicyBook()
     return PolicyBook.model_validate_json(path.read_bytes())
+
+
+class _BoundedStopWorker(faust.Worker):
+    """Faust's worker whose stop signals also arm the shutdown deadline
+    (``worker/runtime/shutdown.py``)."""
+
+    def __init__(self, deadline: ShutdownDeadline, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline = deadline
+
+    def _on_sigterm(self) -> None:
+        self._deadline.arm()
+        super()._on_sigterm()
+
+    def _on_sigint(self) -> None:
+        self._deadline.arm()
+        super()._on_sigint()
 
 
 def run_worker(settings: Settings) -> None:
@@ -72,7 +91,8 @@ def run_worker(settings: Settings) -> None:
         drafts_intake=settings.drafts_intake,
     )
     # configure_logging owns the handlers: Faust must neither replace them nor redirect stdout.
-    worker = faust.Worker(
+    worker = _BoundedStopWorker(
+        ShutdownDeadline(settings.shutdown_timeout_s),
         app,
         loglevel=settings.log_level.upper(),
         quiet=True,
