@@ -155,6 +155,21 @@ async def test_a_publish_that_cannot_be_acknowledged_in_time_is_a_publish_error(
         await client.ask(_draft(), timeout_s=0.001)
 
 
+async def test_a_draft_kafka_refuses_is_a_publish_error_naming_the_cause(
+    kafka_bootstrap: str, topics: TopicNames
+) -> None:
+    """The client allows what the worker allows (here 4 MiB), the producer's request limit is
+    aiokafka's default 1 MiB: Kafka's client refuses the record, and ``ask`` says so at once."""
+    big = _draft(output={"answer_markdown": "x" * (2 << 20)})
+    async with GroundingClient(kafka_bootstrap, topics=topics, max_draft_bytes=4 << 20) as client:
+        started = time.monotonic()
+        with pytest.raises(PublishFailedError, match="MessageSizeTooLargeError") as caught:
+            await client.ask(big, timeout_s=10)
+        assert time.monotonic() - started < 2
+    assert not isinstance(caught.value, TimeoutError)
+    assert not caught.value.retriable  # a record too large stays too large
+
+
 @pytest.fixture
 def black_hole() -> Iterator[int]:
     """A port that accepts connections and never answers (a broker that hangs)."""

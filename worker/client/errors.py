@@ -50,7 +50,8 @@ class DraftRejectedError(ClientError, ValueError):
 
 class PublishFailedError(ClientError):
     """Kafka did not take the draft. It may still arrive: re-sending the same draft (same
-    ``draft_id``) is safe, since the worker treats a redelivery as a redelivery."""
+    ``draft_id``) is safe, since the worker treats a redelivery as a redelivery. ``retriable``
+    is Kafka's client's own verdict on the cause (a record too large is not)."""
 
     retriable = True
 

@@ -225,9 +225,9 @@ class GroundingClient:
                 f"Kafka at {self._bootstrap} did not acknowledge the draft within {timeout_s} s"
             ) from None
         except KafkaError as exc:
-            raise PublishFailedError(
-                f"publishing the draft failed: {type(exc).__name__}: {exc}"
-            ) from exc
+            failed = PublishFailedError(f"publishing the draft failed: {type(exc).__name__}: {exc}")
+            failed.retriable = bool(getattr(exc, "retriable", False))  # as Kafka's client says
+            raise failed from exc
         return int(meta.partition), int(meta.offset)
 
     async def ask(
