@@ -444,15 +444,15 @@ def _report(
         names.dlq,
         names.ledger,
     ):
-        say(f"  {topic:<28} {tally[topic]:>4}")
-    say(f"  {'answers with hedged claims':<28} {tally['hedged answers']:>4}")
-    say(f"  {'typed claims supported':<28} {tally['typed claims supported']:>4}")
+        say(f"  {topic:<32} {tally[topic]:>4}")
+    say(f"  {'answers with hedged claims':<32} {tally['hedged answers']:>4}")
+    say(f"  {'typed claims supported':<32} {tally['typed claims supported']:>4}")
     overshared = tally["could_not_ground reasons with more than code and path"]
     if overshared:
         leaks.append(f"{overshared} could-not-ground reason(s) with more than code and path")
     unfinished = [t for t in turns if t.done is None]
     unexpected = [t for t in turns if t.done is not None and t.done != t.expect]
-    say(f"  {'hidden ids leaked to a reader':<28} {len(leaks):>4}")
+    say(f"  {'hidden ids leaked to a reader':<32} {len(leaks):>4}")
     for leak in leaks:
         say(f"    LEAK {leak}")
     for t in unfinished:

@@ -12,6 +12,7 @@ import secrets
 import shutil
 import socket
 import struct
+import subprocess
 from pathlib import Path
 
 from testbed.layout import ROOT, STATE
@@ -20,6 +21,7 @@ from testbed.net import recv_exact
 from testbed.ports import Ports
 from testbed.process import (
     await_daemon,
+    kill_group,
     require_tool,
     run,
     running_daemon,
@@ -203,3 +205,83 @@ def running(p: Ports) -> int | None:
 
 def stop(p: Ports) -> None:
     stop_daemon(HOME)
+
+
+class PrivateBroker:
+    """A throwaway plaintext broker of its own (own directory, own ports), for a test that stops
+    Kafka: the shared bed's broker is never touched. ``stop`` and ``start`` keep the data, so a
+    restart is the same cluster, as after an outage."""
+
+    def __init__(self, home: Path, port: int, controller_port: int) -> None:
+        self.home = home
+        self.port = port
+        self.controller_port = controller_port
+        self.bootstrap = f"127.0.0.1:{port}"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The broker's pid (also its process group), while it runs."""
+        return None if self._proc is None else self._proc.pid
+
+    def _properties(self) -> str:
+        return "\n".join(
+            [
+                "process.roles=broker,controller",
+                "node.id=1",
+                f"controller.quorum.voters=1@127.0.0.1:{self.controller_port}",
+                f"listeners=PLAINTEXT://127.0.0.1:{self.port},"
+                f"CONTROLLER://127.0.0.1:{self.controller_port}",
+                f"advertised.listeners=PLAINTEXT://127.0.0.1:{self.port}",
+                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "controller.listener.names=CONTROLLER",
+                "inter.broker.listener.name=PLAINTEXT",
+                f"log.dirs={self.home / 'data'}",
+                "num.partitions=1",
+                "default.replication.factor=1",
+                "offsets.topic.replication.factor=1",
+                "offsets.topic.num.partitions=1",
+                "transaction.state.log.replication.factor=1",
+                "transaction.state.log.min.isr=1",
+                "share.coordinator.state.topic.replication.factor=1",
+                "share.coordinator.state.topic.min.isr=1",
+                "min.insync.replicas=1",
+                "group.initial.rebalance.delay.ms=0",
+                "auto.create.topics.enable=true",
+                "num.network.threads=1",
+                "num.io.threads=2",
+                "",
+            ]
+        )
+
+    def start(self) -> None:
+        """Start the broker (formatting its data directory the first time); return when it
+        answers a metadata request."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        props = self.home / "server.properties"
+        props.write_text(self._properties())
+        cmd = java()
+        if not (self.home / "data" / "meta.properties").exists():
+            cluster_id = run([*cmd, "kafka.tools.StorageTool", "random-uuid"]).strip()
+            run([*cmd, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)])
+        log = self.home / "kafka.log"
+        jvm = ["-Xms128m", "-Xmx384m", "-XX:+UseSerialGC", "-Djava.awt.headless=true"]
+        with log.open("ab") as out:  # kept, not spawn()ed: the test process reaps it
+            self._proc = subprocess.Popen(
+                [*cmd[:2], *jvm, *cmd[2:], "kafka.Kafka", str(props)],
+                cwd=self.home,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        ready = lambda: metadata_ok(self.port)  # noqa: E731 - one readiness check
+        await_daemon("private kafka", self._proc.pid, self.home, log, ready)
+
+    def stop(self) -> None:
+        """Stop the broker (SIGTERM to its process group; SIGKILL what is left)."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            kill_group(proc.pid)
+            proc.wait(timeout=30)
+        (self.home / "pid").unlink(missing_ok=True)

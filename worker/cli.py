@@ -65,18 +65,22 @@ def _kafka_settings(command: str) -> Settings:
     A service that does not answer within ``GW_STARTUP_TIMEOUT_S`` ends the command with one
     ``startup.gave_up`` log line and exit 3 (``worker/runtime/startup.py``). Wrong SASL credentials
     or an
-    untrusted broker certificate end it with one line naming the settings to fix and exit 2,
-    rather than clients retrying forever.
+    untrusted broker certificate, a security protocol the broker's listener does not speak, or
+    a ``GW_WEB_PORT`` another process holds end it with one line naming the settings to fix and
+    exit 2, rather than clients retrying forever or a web server's traceback.
     """
     import asyncio
 
     from worker.kafka.access import KafkaAccessError, check_access
+    from worker.runtime.startup import SERVES_PAGES, WebPortUnavailableError, check_web_port
 
     settings = _settings()
     try:
+        if command in SERVES_PAGES:
+            check_web_port(settings)
         asyncio.run(check_access(settings))  # a refusal ends the command before any wait
         return _started(command, settings)
-    except KafkaAccessError as exc:
+    except (KafkaAccessError, WebPortUnavailableError) as exc:
         typer.echo(f"grounding-worker: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
 
@@ -258,6 +262,15 @@ _FromBeginningOpt = Annotated[
     typer.Option("--from-beginning", help="Ignore the replay log: replay again what was replayed."),
 ]
 _JsonOpt = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
+_AllClassesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--all-classes",
+        help="Also replay classes a replay cannot fix (malformed_envelope, oversized, "
+        "identity_mismatch); by default only infra_unavailable, internal_error and "
+        "unsupported_schema_version, plus any named with --error-class.",
+    ),
+]
 
 
 @app.command()
@@ -275,6 +288,7 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
     max_replays: _MaxReplaysOpt = None,
     from_beginning: _FromBeginningOpt = False,
     json_output: _JsonOpt = False,
+    all_classes: _AllClassesOpt = False,
 ) -> None:
     """Re-publish dead letters from the DLQ to agent.drafts, once each (see docs/tools.md).
 
@@ -299,6 +313,7 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
         max_replays=max_replays,
         from_beginning=from_beginning,
         json=json_output,
+        all_classes=all_classes,
     )
     settings = _kafka_settings("replay")
     raise typer.Exit(

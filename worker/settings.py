@@ -283,9 +283,23 @@ class Settings(BaseSettings):
         gt=0,
         description="`/ready` turns false once a store has failed every call for this long",
     )
+    shutdown_timeout_s: float = Field(
+        default=45.0,
+        gt=0,
+        description="after SIGTERM the worker exits within this long even if a batch still waits "
+        "for a store (`shutdown.forced`; that batch is decided again by the next owner); keep it "
+        "below the pod's termination grace period",
+    )
+    ready_kafka_unreachable_s: float = Field(
+        default=15.0,
+        gt=0,
+        description="`/ready` turns false, and `kafka.unreachable` is logged once, after the "
+        "broker has failed every metadata probe for this long (`kafka.recovered` once it answers)",
+    )
     web_port: int = Field(
-        default=6066,
+        default=7066,
         ge=0,
+        le=65535,
         description="port of `/health`, `/ready` and `/metrics` (`ledger-sink` alone: "
         "`/health`, `/metrics`); 0: any free port",
     )

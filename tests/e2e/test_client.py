@@ -15,10 +15,11 @@ import pytest
 from harness import WorkerProcess, running
 from worker.client import (
     CouldNotGround,
+    DeadLettered,
     Grounded,
     GroundingClient,
+    PublishTimeoutError,
     Regenerate,
-    VerdictTimeoutError,
     draft_envelope,
 )
 
@@ -98,6 +99,33 @@ async def test_two_turns_in_flight_on_one_client_each_get_their_own_verdict(
     assert second.turn_id == bad["turn_id"]
 
 
-async def test_no_verdict_within_the_timeout_is_a_typed_error(client: GroundingClient) -> None:
-    with pytest.raises(VerdictTimeoutError, match=r"within 0\.001 s"):
+async def test_a_timeout_too_short_to_publish_is_a_typed_publish_error(
+    client: GroundingClient,
+) -> None:
+    with pytest.raises(PublishTimeoutError, match=r"within 0\.001 s"):
         await client.ask(answer(GOOD), timeout_s=0.001)
+
+
+async def test_a_draft_the_worker_dead_letters_comes_back_as_dead_lettered(
+    client: GroundingClient,
+) -> None:
+    """The client cannot know a turn's first reader; the worker dead-letters a regeneration by
+    another user (``identity_mismatch``), and ``ask`` returns that from the dead letter's headers
+    within the timeout rather than a timeout."""
+    first = answer(DANGLING)
+    assert isinstance(await client.ask(first, timeout_s=60), Regenerate)
+    intruder = draft_envelope(
+        tenant_id="acme",
+        user_id="u-bob",
+        groups=["analysts"],
+        kind="answer",
+        output={"answer_markdown": GOOD, "citations": []},
+        turn_id=first["turn_id"],
+        attempt=1,
+    )
+    verdict = await client.ask(intruder, timeout_s=60)
+    assert isinstance(verdict, DeadLettered)
+    assert (verdict.turn_id, verdict.draft_id) == (intruder["turn_id"], intruder["draft_id"])
+    assert verdict.error_class == "identity_mismatch"
+    assert verdict.replay_count == 0
+    assert verdict.headers["dlq.original.topic"].endswith(b".agent.drafts")

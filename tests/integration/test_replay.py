@@ -221,15 +221,16 @@ def test_replays_key_value_headers_with_count_raised_once(bed: Bed) -> None:
     seeded = standard(bed)
     code, summary = replay(bed)
     assert code == 1  # t-5 is at the max (3) and is skipped
-    assert summary["replayed"] == 4
+    assert summary["replayed"] == 3  # not the malformed envelope: a replay cannot fix it
     assert summary["skipped"]["over_max"] == 1
+    assert summary["skipped"]["not_fixable"] == 1
     assert [(r["partition"], r["offset"]) for r in summary["over_max"]] == [
         (seeded[4].partition, seeded[4].offset)
     ]
     got = drafts_topic(bed)
-    assert len(got) == 4
+    assert len(got) == 3
     by_value = {r.value: r for r in got}
-    for s in seeded[:4]:
+    for s in seeded[:3]:
         r = by_value[s.value]
         assert r.key == s.key
         previous = 1 if s.key == b"t-2" else 0
@@ -245,8 +246,45 @@ def test_second_run_publishes_nothing(bed: Bed) -> None:
     code, summary = replay(bed)
     assert code == 1
     assert summary["replayed"] == 0
-    assert summary["skipped"]["already_replayed"] == 4
-    assert len(drafts_topic(bed)) == 4
+    assert summary["skipped"]["already_replayed"] == 3
+    assert summary["skipped"]["not_fixable"] == 1
+    assert len(drafts_topic(bed)) == 3
+
+
+def test_by_default_classes_a_replay_cannot_fix_are_skipped_and_named_with_why(bed: Bed) -> None:
+    """The malformed envelope would fail the same way again and double the DLQ each run."""
+    seeded = standard(bed)
+    _code, summary = replay(bed)
+    assert summary["not_fixable"] == {
+        "malformed_envelope": {
+            "count": 1,
+            "why": "the envelope itself is wrong; the producer must send a new draft",
+        }
+    }
+    assert [(r["partition"], r["offset"]) for r in summary["not_fixable_first"]] == [
+        (seeded[3].partition, seeded[3].offset)
+    ]
+    assert None not in {r.key for r in drafts_topic(bed)}
+
+
+def test_the_cli_says_what_it_skipped_and_all_classes_replays_it(bed: Bed) -> None:
+    standard(bed)
+    result = CliRunner().invoke(app, ["replay", "--dry-run"], env=bed.env)
+    assert "1 not fixable by a replay" in result.output, result.output
+    assert "NOT replayed, a replay cannot fix their class (1; " in result.output
+    assert "  malformed_envelope 1: the envelope itself is wrong" in result.output
+    result = CliRunner().invoke(app, ["replay", "--all-classes"], env=bed.env)
+    assert "replayed 4" in result.output, result.output
+    assert None in {r.key for r in drafts_topic(bed)}
+
+
+def test_naming_a_class_a_replay_cannot_fix_replays_it(bed: Bed) -> None:
+    standard(bed)
+    _code, summary = replay(
+        bed, selection=ReplayFilter(error_classes=frozenset({"malformed_envelope"}))
+    )
+    assert summary["replayed"] == 1
+    assert [r.key for r in drafts_topic(bed)] == [None]
 
 
 def test_a_run_with_other_filters_skips_what_was_replayed(bed: Bed) -> None:
@@ -266,20 +304,16 @@ def test_dry_run_publishes_nothing_and_counts(bed: Bed) -> None:
     seeded = standard(bed)
     code, summary = replay(bed, dry_run=True)
     assert code == 1
-    assert summary["planned"] == 4
+    assert summary["planned"] == 3
     assert summary["replayed"] == 0
-    assert summary["by_class"] == {
-        "infra_unavailable": 2,
-        "internal_error": 1,
-        "malformed_envelope": 1,
-    }
-    assert summary["by_tenant"] == {"(no tenant)": 1, "acme": 2, "globex": 1}
+    assert summary["by_class"] == {"infra_unavailable": 2, "internal_error": 1}
+    assert summary["by_tenant"] == {"acme": 2, "globex": 1}
     assert [(r["partition"], r["offset"], r["turn"]) for r in summary["to_replay"]] == [
-        (s.partition, s.offset, (s.key or b"-").decode()) for s in sorted(seeded[:4])
+        (s.partition, s.offset, (s.key or b"-").decode()) for s in sorted(seeded[:3])
     ]
     assert drafts_topic(bed) == []
-    # A dry run writes no log either: the real run then replays all four.
-    assert replay(bed)[1]["replayed"] == 4
+    # A dry run writes no log either: the real run then replays all three.
+    assert replay(bed)[1]["replayed"] == 3
 
 
 def test_dry_run_output_names_no_value_text(bed: Bed) -> None:
@@ -309,7 +343,8 @@ def test_dry_run_output_names_no_value_text(bed: Bed) -> None:
         (ReplayFilter(error_classes=frozenset({"infra_unavailable"})), {"t-1", "t-2"}),
         (ReplayFilter(tenants=frozenset({"acme"})), {"t-1", "t-3"}),
         (ReplayFilter(tenants=frozenset({"globex", "acme"})), {"t-1", "t-2", "t-3"}),
-        (ReplayFilter(partitions=frozenset({1})), {"t-3", None}),
+        (ReplayFilter(partitions=frozenset({1})), {"t-3"}),
+        (ReplayFilter(partitions=frozenset({1}), all_classes=True), {"t-3", None}),
         (ReplayFilter(partitions=frozenset({0}), from_offset=1), {"t-2"}),
         (ReplayFilter(partitions=frozenset({1}), to_offset=0), {"t-3"}),
     ],
@@ -334,10 +369,10 @@ def test_limit_leaves_the_rest_for_the_next_run(bed: Bed) -> None:
     standard(bed)
     _code, summary = replay(bed, limit=1)
     assert summary["replayed"] == 1
-    assert summary["skipped"]["over_limit"] == 3
+    assert summary["skipped"]["over_limit"] == 2
     _code, summary = replay(bed)
-    assert summary["replayed"] == 3
-    assert len(drafts_topic(bed)) == 4
+    assert summary["replayed"] == 2
+    assert len(drafts_topic(bed)) == 3
 
 
 def test_max_replays_override(bed: Bed) -> None:
@@ -354,8 +389,8 @@ def test_from_beginning_replays_again(bed: Bed) -> None:
     standard(bed)
     replay(bed)
     _code, summary = replay(bed, from_beginning=True)
-    assert summary["replayed"] == 4
-    assert len(drafts_topic(bed)) == 8
+    assert summary["replayed"] == 3
+    assert len(drafts_topic(bed)) == 6
     assert replay(bed)[1]["replayed"] == 0
 
 

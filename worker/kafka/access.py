@@ -94,12 +94,17 @@ def describe_refusal(settings: Settings, exc: BaseException) -> str | None:
     return None
 
 
+#: A listener of another security protocol answers at once, and always alike; a broker that is
+#: only restarting may not. The verdict "mismatch" needs this many answers in a row, 1 s apart.
+MISMATCH_ANSWERS = 3
+
+
 async def check_access(settings: Settings, timeout_s: float = 15.0) -> None:
     """Connect once, as every client of this process will; raise :class:`KafkaAccessError` if
-    the broker refuses the credentials or the certificate. An unreachable broker is left to the
-    clients, which retry. Plaintext has nothing to refuse and is not checked."""
-    if settings.kafka_security_protocol == "PLAINTEXT":
-        return
+    the broker refuses the credentials or the certificate, or speaks another security protocol
+    (plaintext included: a TLS listener closes a plaintext client's connection, a plaintext
+    listener resets a TLS handshake). An unreachable broker is left to the clients, which
+    retry."""
     # aiokafka logs each failed attempt itself; the refusal is reported once, below.
     quiet = logging.getLogger("aiokafka")
     level = quiet.level
@@ -114,21 +119,27 @@ async def _check(settings: Settings, timeout_s: float) -> None:
     security = client_security(settings)
     for server in settings.kafka_bootstrap_servers.split(","):
         host, _, port = server.strip().rpartition(":")
-        try:
-            conn = await asyncio.wait_for(
-                create_conn(host or "127.0.0.1", int(port), **security), timeout_s
-            )
-        except (KafkaError, OSError, TimeoutError) as exc:
-            reason = describe_refusal(settings, exc)
-            if reason is not None:
-                raise KafkaAccessError(reason) from None
-            if _closed_during_handshake(exc):
-                raise KafkaAccessError(
-                    f"the broker at {server} closed the connection during the handshake: does "
-                    f"GW_KAFKA_SECURITY_PROTOCOL={settings.kafka_security_protocol} match its "
-                    "listener?"
-                ) from None
-            continue  # unreachable: try the next server; the clients retry anyway
+        mismatches = 0
+        while True:
+            try:
+                conn = await asyncio.wait_for(
+                    create_conn(host or "127.0.0.1", int(port), **security), timeout_s
+                )
+                break
+            except (KafkaError, OSError, TimeoutError) as exc:
+                reason = describe_refusal(settings, exc)
+                if reason is not None:
+                    raise KafkaAccessError(reason) from None
+                mismatch = _mismatch(settings, server, exc)
+                if mismatch is None:
+                    conn = None
+                    break  # unreachable: try the next server; the clients retry anyway
+                mismatches += 1
+                if mismatches >= MISMATCH_ANSWERS:
+                    raise KafkaAccessError(mismatch) from None
+                await asyncio.sleep(1.0)
+        if conn is None:
+            continue
         conn.close()
         await _first_request(settings, server, security, timeout_s)
         return
@@ -155,5 +166,17 @@ async def _first_request(
         await admin.close()
 
 
-def _closed_during_handshake(exc: BaseException) -> bool:
-    return "closed" in str(exc) and isinstance(exc, KafkaError)
+def _mismatch(settings: Settings, server: str, exc: BaseException) -> str | None:
+    """The one line for a broker that answered in another security protocol, else ``None``."""
+    protocol = settings.kafka_security_protocol
+    if isinstance(exc, KafkaError) and "closed" in str(exc):
+        return (
+            f"the broker at {server} closed the connection during the handshake: does "
+            f"GW_KAFKA_SECURITY_PROTOCOL={protocol} match its listener?"
+        )
+    if isinstance(exc, ConnectionResetError | BrokenPipeError) and protocol.endswith("SSL"):
+        return (
+            f"the broker at {server} reset the TLS handshake, as a plaintext listener does: does "
+            f"GW_KAFKA_SECURITY_PROTOCOL={protocol} match its listener?"
+        )
+    return None

@@ -3,9 +3,16 @@
 A draft that was already replayed arrives carrying the ``dlq.original.*`` headers of its first
 failure and a ``dlq.replay.count``; if it fails again, those are carried over unchanged so on-call
 always sees where the draft first came from and how often it has been replayed.
+
+``dlq.error.message`` says what the worker got where that is a value of the envelope's own
+(``unsupported_schema_version``: ``got 2``, ``got "1"``, ``got nothing``): on-call then knows
+which worker version to upgrade to before a replay. The DLQ keeps the value's bytes anyway, so
+the header shows nothing the topic does not; it is cut to 40 characters.
 """
 
 from __future__ import annotations
+
+import orjson
 
 from worker.core.contract import (
     DEFAULT_TOPICS,
@@ -23,6 +30,7 @@ from worker.core.contract import (
     ErrorClass,
     TopicRole,
 )
+from worker.core.envelope.json_text import loads_json
 from worker.core.messages.records import Incoming, OutRecord
 
 #: Dead-letter messages are for operators, but are still cut to keep headers small.
@@ -37,6 +45,18 @@ def parse_replay_count(raw: bytes | None) -> int:
         return max(0, int(raw.decode("ascii")))
     except (UnicodeDecodeError, ValueError):
         return 0
+
+
+def schema_version_got(value: bytes | None) -> str:
+    """What a draft's ``schema_version`` is, for the dead letter's message."""
+    try:
+        obj = loads_json(value or b"")
+    except (ValueError, RecursionError):
+        return "got no JSON object"
+    if not isinstance(obj, dict) or "schema_version" not in obj:
+        return "got nothing"
+    got = orjson.dumps(obj["schema_version"], default=repr).decode()
+    return f"got {got[:40]}"
 
 
 def replay_count(incoming: Incoming) -> int:
@@ -65,6 +85,8 @@ def dead_letter(
             (ORIGINAL_OFFSET, str(incoming.offset).encode()),
             (ORIGINAL_TIMESTAMP, str(incoming.timestamp_ms).encode()),
         ]
+    if error_class is ErrorClass.UNSUPPORTED_SCHEMA_VERSION:
+        message = f"{message}: {schema_version_got(incoming.value)}"
     kept = [(k, v) for k, v in incoming.headers if k not in DLQ_HEADERS]
     headers = (
         *kept,

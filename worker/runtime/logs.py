@@ -20,6 +20,8 @@ import contextvars
 import json
 import logging
 import sys
+import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import TextIO
 
@@ -33,6 +35,52 @@ from worker.core.messages.tracecontext import TraceContext, parse_traceparent
 SERVICE = "grounding-worker"
 #: Third-party loggers kept to warnings and errors unless the level asks for less.
 NOISY = ("faust", "mode", "aiokafka", "asyncio", "asyncpg", "pymongo")
+#: Loggers whose lines repeat for as long as a server is down (aiokafka logs every failed
+#: reconnect, ~165 lines a second with the broker stopped): rate-limited by :class:`RateLimit`.
+RATE_LIMITED = ("aiokafka",)
+
+
+class RateLimit(logging.Filter):
+    """At most ``burst`` records per logger and message template every ``window_s`` seconds from
+    the loggers named in ``prefixes``; the first record let through after some were dropped
+    carries ``suppressed``, how many. The worker's own ``kafka.unreachable`` line says what the
+    repetition meant (``worker/runtime/broker_watch.py``)."""
+
+    def __init__(
+        self,
+        prefixes: tuple[str, ...] = RATE_LIMITED,
+        *,
+        burst: int = 3,
+        window_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__()
+        self._prefixes = prefixes
+        self._burst = burst
+        self._window_s = window_s
+        self._clock = clock
+        #: (logger, template) -> [window start, records let through, records dropped]
+        self._seen: dict[tuple[str, str], list[float]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith(self._prefixes):
+            return True
+        key = (record.name, str(record.msg))
+        now = self._clock()
+        state = self._seen.get(key)
+        if state is None or now - state[0] >= self._window_s:
+            dropped = int(state[2]) if state is not None else 0
+            if len(self._seen) > 1000:  # templates are few; never let the table grow unbounded
+                self._seen.clear()
+            self._seen[key] = [now, 1, 0]
+            if dropped:
+                record.suppressed = dropped
+            return True
+        if state[1] < self._burst:
+            state[1] += 1
+            return True
+        state[2] += 1
+        return False
 
 
 def _add_service(_: WrappedLogger, __: str, event: EventDict) -> EventDict:
@@ -153,6 +201,7 @@ def configure_logging(
         _orjson_lines if json else structlog.dev.ConsoleRenderer(colors=False),
     ]
     handler = logging.StreamHandler(stream or sys.stderr)
+    handler.addFilter(RateLimit())
     structlog.configure(
         processors=[*shared, _add_logger_name, *finish],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),

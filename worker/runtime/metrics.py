@@ -112,6 +112,13 @@ class Metrics:
             "Partitions of agent.drafts this process owns since the last rebalance.",
             registry=r,
         )
+        self.kafka_reachable = Gauge(
+            "grounding_kafka_reachable",
+            "1 while the broker answers the worker's metadata probe, 0 once it has not for "
+            "GW_READY_KAFKA_UNREACHABLE_S (kafka.unreachable logged, /ready 503).",
+            registry=r,
+        )
+        self.kafka_reachable.set(1)
         self.rereads = Counter(
             "grounding_partition_rereads_total",
             "Partitions sought back to their committed offset by the stall watchdog.",

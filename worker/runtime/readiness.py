@@ -1,9 +1,10 @@
 """Readiness: may this process be sent work now? (``/ready``; ``/health`` is liveness only.)
 
 A worker is ready when its turn table is recovered, it owns at least one partition of the drafts
-topic, and no evidence store has been unreachable for longer than the threshold. The decision is a
-pure function of those observations; :class:`StoreHealth` keeps the one observation that needs
-bookkeeping (since when each store has been failing).
+topic, the broker answered within ``GW_READY_KAFKA_UNREACHABLE_S``
+(``worker/runtime/broker_watch.py``) and no evidence store has been unreachable for longer than
+the threshold. The decision is a pure function of those observations; :class:`StoreHealth` keeps
+the one observation that needs bookkeeping (since when each store has been failing).
 """
 
 from __future__ import annotations
@@ -47,9 +48,13 @@ def readiness(
     assigned: Collection[int],
     stores_down_for: Mapping[str, float],
     store_unreachable_after_s: float,
+    kafka_down_for: float | None = None,
+    kafka_unreachable_after_s: float = float("inf"),
 ) -> Readiness:
     """Whether the worker is ready, and every reason it is not."""
     reasons: list[str] = []
+    if kafka_down_for is not None and kafka_down_for >= kafka_unreachable_after_s:
+        reasons.append(f"kafka unreachable for {kafka_down_for:.0f} s")
     if recovering:
         reasons.append("turn table recovering")
     if not assigned:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ import structlog
 from aiokafka.admin import AIOKafkaAdminClient
 from pymongo import AsyncMongoClient
 
-from worker.faults import GaveUpFault
+from worker.faults import GaveUpFault, UsageFault
 from worker.kafka.access import KafkaAccessError, client_security, describe_refusal
 from worker.runtime.metrics_server import serve_waiting
 from worker.runtime.retry import backoff_delays
@@ -209,6 +210,30 @@ async def wait_for(
 
 #: Commands that serve ``/health`` and ``/ready`` while they run, and so while they wait.
 SERVES_PAGES = frozenset({"run", "ledger-sink"})
+
+
+class WebPortUnavailableError(UsageFault):
+    """``GW_WEB_HOST``/``GW_WEB_PORT`` cannot be bound (another process holds the port)."""
+
+
+def check_web_port(settings: Settings) -> None:
+    """Bind the pages' address once and let go, so that a port another process holds ends the
+    command with one line naming the setting (exit 2) instead of the web server's traceback
+    later. Port 0 (any free port) cannot be taken."""
+    host, port = settings.web_host, settings.web_port
+    if port == 0:
+        return
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            # as aiohttp binds: a port left in TIME_WAIT by the previous process is free
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+    except OSError as exc:
+        raise WebPortUnavailableError(
+            f"GW_WEB_PORT={port} on GW_WEB_HOST={host} cannot be bound ({_reason(exc)}): another "
+            "process holds it? Set GW_WEB_PORT to a free port"
+        ) from None
 
 
 def await_services(settings: Settings, command: str) -> None:

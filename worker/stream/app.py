@@ -37,6 +37,7 @@ from worker.core.ports import EvidenceStore
 from worker.kafka.publisher import ProducerPublisher
 from worker.kafka.records import normalize_headers
 from worker.kafka.topic_specs import FRAMING_BYTES, TURNS_TABLE
+from worker.runtime.broker_watch import BrokerHealth
 from worker.runtime.metrics import Metrics
 from worker.runtime.readiness import StoreHealth
 from worker.runtime.retry import backoff_delays, half_jitter
@@ -205,11 +206,13 @@ def build_app(
     policies: PolicyBook,
     metrics: Metrics,
     health: StoreHealth | None = None,
+    broker_health: BrokerHealth | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> faust.App:
     """Compose the worker's Faust app from its settings and its adapters.
 
-    ``health`` is what the evidence adapters report about store reachability (``/ready``).
+    ``health`` is what the evidence adapters report about store reachability, ``broker_health``
+    what the broker watch reports about Kafka (both for ``/ready``).
     """
     app = _new_app(settings)
     table = _turn_table(app, settings)
@@ -239,6 +242,7 @@ def build_app(
         partitions=partitions,
         metrics=metrics,
         store_health=health or StoreHealth(),
+        broker_health=broker_health,
     )
     return app
 

@@ -10,6 +10,7 @@ from faust.web.drivers.aiohttp import Web as AiohttpWeb
 from prometheus_client import generate_latest
 
 from worker import __version__
+from worker.runtime.broker_watch import BrokerHealth
 from worker.runtime.metrics import Metrics
 from worker.runtime.metrics_server import METRICS_CONTENT_TYPE
 from worker.runtime.readiness import StoreHealth, readiness
@@ -39,6 +40,7 @@ def wire_pages(
     partitions: Partitions,
     metrics: Metrics,
     store_health: StoreHealth,
+    broker_health: BrokerHealth | None = None,
 ) -> None:
     """``/health`` (liveness), ``/ready`` (readiness) and ``/metrics``: the only pages served."""
 
@@ -66,6 +68,13 @@ def wire_pages(
             assigned=sorted(partitions.owned()),
             stores_down_for=store_health.down_for(),
             store_unreachable_after_s=settings.ready_store_unreachable_s,
+            # Once announced (logged, gauge at 0), so the page, the line and the metric agree.
+            kafka_down_for=(
+                broker_health.down_for()
+                if broker_health is not None and broker_health.announced
+                else None
+            ),
+            kafka_unreachable_after_s=settings.ready_kafka_unreachable_s,
         )
         return web.json(
             {"ready": answer.ready, "reasons": list(answer.reasons)},

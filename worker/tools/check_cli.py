@@ -39,7 +39,7 @@ from worker.tools.check_batch import (
     is_batch,
     unreadable_report,
 )
-from worker.tools.evidence_fixture import load_fixture
+from worker.tools.evidence_fixture import describe_fixture_error, load_fixture
 
 
 def _bare(
@@ -92,7 +92,7 @@ def _evidence(settings: Settings, fixture: Path | None) -> AbstractAsyncContextM
         try:
             store = load_fixture(fixture)
         except (OSError, ValidationError, ValueError) as exc:
-            raise UsageError(f"cannot use evidence file {fixture}: {type(exc).__name__}") from None
+            raise UsageError(describe_fixture_error(fixture, exc)) from None
 
         @asynccontextmanager
         async def fixed() -> AsyncIterator[EvidenceStore]:

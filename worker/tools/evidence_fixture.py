@@ -9,7 +9,11 @@ field fails closed exactly as it does in MongoDB.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from pathlib import Path
+
+from pydantic import ValidationError
 
 from worker.core.citations.evidence import EvidenceKind, EvidenceRecord
 from worker.core.ports import InMemoryEvidenceStore
@@ -49,3 +53,79 @@ def load_fixture(path: Path) -> InMemoryEvidenceStore:
     """The evidence of a corpus file (``ValueError`` when it is not one)."""
     corpus = DemoCorpus.model_validate_json(path.read_bytes())
     return InMemoryEvidenceStore(corpus_records(corpus))
+
+
+_DECODER = json.JSONDecoder()
+_SPACE = " \t\n\r"
+
+
+def _skip(text: str, at: int) -> int:
+    while at < len(text) and text[at] in _SPACE:
+        at += 1
+    return at
+
+
+def _offset_of(text: str, loc: Sequence[int | str]) -> int | None:
+    """Where in ``text`` (JSON) the value at ``loc`` starts, or ``None`` if it is not there.
+
+    Walks only the path: each sibling before the one wanted is skipped with the standard
+    decoder's ``raw_decode``."""
+    at = _skip(text, 0)
+    for part in loc:
+        opener = text[at : at + 1]
+        if opener not in {"{", "["}:
+            return None
+        at = _skip(text, at + 1)
+        index = 0
+        while at < len(text) and text[at] not in "}]":
+            if opener == "{":
+                key, at = json.decoder.scanstring(text, at + 1)  # type: ignore[attr-defined]
+                at = _skip(text, _skip(text, at) + 1)  # past the ':'
+                found = key == part
+            else:
+                found = index == part
+            if found:
+                break
+            _, at = _DECODER.raw_decode(text, at)
+            at = _skip(text, at)
+            if text[at : at + 1] == ",":
+                at = _skip(text, at + 1)
+            index += 1
+        else:
+            return None
+    return at
+
+
+def describe_fixture_error(path: Path, exc: BaseException) -> str:
+    """One line for an evidence file ``check`` cannot use: the file, the line and the field,
+    and what is wrong there (never the value itself)."""
+    if isinstance(exc, FileNotFoundError):
+        return f"evidence file {path} does not exist"
+    if isinstance(exc, OSError):
+        return f"cannot read evidence file {path}: {exc.strerror or type(exc).__name__}"
+    if not isinstance(exc, ValidationError):
+        return f"cannot use evidence file {path}: {str(exc)[:200] or type(exc).__name__}"
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)
+    first = errors[0]
+    if first["type"] == "json_invalid":  # pydantic's message has the line and column
+        return f"evidence file {path} is not JSON: {first['msg']}"
+    try:
+        text = path.read_text(encoding="utf-8")
+        # a missing field has no line of its own: the line of the object it is missing from
+        offset = next(
+            (
+                found
+                for cut in range(len(first["loc"]), -1, -1)
+                if (found := _offset_of(text, first["loc"][:cut])) is not None
+            ),
+            None,
+        )
+    except (OSError, UnicodeDecodeError, ValueError):
+        offset = None
+    field = "".join(
+        f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p))
+        for i, p in enumerate(first["loc"])
+    )
+    where = "" if offset is None else f"line {text.count(chr(10), 0, offset) + 1}: "
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"evidence file {path}: {where}{field or 'the file'}: {first['msg']}{more}"

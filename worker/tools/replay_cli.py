@@ -29,6 +29,7 @@ class ReplayArgs(NamedTuple):
     max_replays: int | None = None
     from_beginning: bool = False
     json: bool = False
+    all_classes: bool = False
 
 
 def replay_filter(args: ReplayArgs, now: datetime, known_classes: Iterable[str]) -> ReplayFilter:
@@ -46,6 +47,7 @@ def replay_filter(args: ReplayArgs, now: datetime, known_classes: Iterable[str])
         to_offset=args.to_offset,
         since_ms=since_ms,
         until_ms=until_ms,
+        all_classes=args.all_classes,
     )
     problems = validate_filter(selection, known_classes)
     if problems:

@@ -13,6 +13,11 @@ Decisions:
   ``tenant_id``; a value that does not parse never matches a tenant filter.
 - A dead letter whose ``dlq.replay.count`` is already ``max_replays`` or more is skipped: one
   more replay would exceed the budget.
+- By default only the classes a replay can fix are replayed (:data:`FIXED_BY_REPLAY`): a fault
+  of the worker or its infrastructure, and a schema version the worker did not know (replayed
+  once the worker is upgraded, contract §2). The others (:data:`NOT_FIXED_BY_REPLAY`) fail the
+  same way again, doubling the DLQ each run; they are replayed only when named with
+  ``--error-class`` or with ``--all-classes``, and a run lists what it skipped and why.
 - The replayed record keeps every header in order, ``dlq.*`` included (the worker carries the
   ``dlq.original.*`` ones over if the draft fails again); every ``dlq.replay.count`` is removed
   and one, raised by one, is appended.
@@ -30,6 +35,20 @@ from worker.core.contract import ERROR_CLASS, REPLAY_COUNT
 from worker.core.envelope.json_text import loads_json
 from worker.core.messages.records import Headers, Incoming
 from worker.kafka.dlq import replay_count
+
+#: Classes a replay can fix, by default replayed: why each can succeed the next time.
+FIXED_BY_REPLAY: dict[str, str] = {
+    "infra_unavailable": "a store or the broker was down; it may be up now",
+    "internal_error": "a bug of the worker; a fixed worker may decide it",
+    "unsupported_schema_version": "an upgraded worker may know the version",
+}
+#: Classes a replay cannot fix: why the same bytes fail the same way again.
+NOT_FIXED_BY_REPLAY: dict[str, str] = {
+    "malformed_envelope": "the envelope itself is wrong; the producer must send a new draft",
+    "oversized": "the same bytes are as large again; the producer must send a smaller draft",
+    "identity_mismatch": "the turn keeps its first reader until its state expires",
+    "unknown": "no dlq.error.class header: nothing says a replay can help",
+}
 
 _DURATION = re.compile(r"^(\d+)([smhd])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -76,6 +95,14 @@ class ReplayFilter(NamedTuple):
     #: DLQ record timestamps in ms: ``since`` inclusive, ``until`` exclusive.
     since_ms: int | None = None
     until_ms: int | None = None
+    #: ``--all-classes``: also the classes a replay cannot fix.
+    all_classes: bool = False
+
+    def fixable(self, record: Incoming) -> bool:
+        """Whether this run may replay ``record``'s class: one a replay can fix, one named with
+        ``--error-class``, or any with ``--all-classes``."""
+        name = error_class_of(record)
+        return self.all_classes or name in FIXED_BY_REPLAY or name in self.error_classes
 
     def matches(self, record: Incoming, tenant: str | None) -> bool:
         """Whether ``record`` (whose value's tenant is ``tenant``) is selected."""
@@ -105,6 +132,8 @@ class Disposition(StrEnum):
     REPLAY = "replay"
     #: Not selected by the filters.
     FILTERED = "filtered"
+    #: Its class is one a replay cannot fix (``NOT_FIXED_BY_REPLAY``), and was not asked for.
+    NOT_FIXABLE = "not_fixable"
     #: In the replay log: a run replayed it already.
     ALREADY_REPLAYED = "already_replayed"
     #: ``dlq.replay.count`` has reached the maximum.
@@ -126,6 +155,8 @@ def disposition(
     """The one thing a run does with ``record``, checked in the order of the enum."""
     if not selection.matches(record, tenant):
         return Disposition.FILTERED
+    if not selection.fixable(record):
+        return Disposition.NOT_FIXABLE
     if already_replayed:
         return Disposition.ALREADY_REPLAYED
     if replay_count(record) >= max_replays:

@@ -12,7 +12,12 @@ from typing import Any, NamedTuple
 
 from worker.core.messages.records import Incoming
 from worker.kafka.dlq import replay_count
-from worker.tools.replay_select import Disposition, error_class_of, turn_of
+from worker.tools.replay_select import (
+    NOT_FIXED_BY_REPLAY,
+    Disposition,
+    error_class_of,
+    turn_of,
+)
 
 #: How many dead letters each listing shows.
 LISTED = 10
@@ -54,6 +59,9 @@ class ReplaySummary:
     by_tenant: Counter[str] = field(default_factory=Counter)
     to_replay: list[Listed] = field(default_factory=list)
     over_max: list[Listed] = field(default_factory=list)
+    #: Skipped because a replay cannot fix their class, by class, and the first of them.
+    not_fixable_by_class: Counter[str] = field(default_factory=Counter)
+    not_fixable: list[Listed] = field(default_factory=list)
     #: Acknowledged by the broker and written to the replay log.
     replayed: int = 0
 
@@ -68,6 +76,9 @@ class ReplaySummary:
             _keep_first(self.to_replay, listed)
         elif what is Disposition.OVER_MAX:
             _keep_first(self.over_max, listed)
+        elif what is Disposition.NOT_FIXABLE:
+            self.not_fixable_by_class[listed.error_class] += 1
+            _keep_first(self.not_fixable, listed)
 
     @property
     def planned(self) -> int:
@@ -92,6 +103,11 @@ class ReplaySummary:
             "by_tenant": dict(sorted(self.by_tenant.items())),
             "to_replay": [r._asdict() for r in self.to_replay],
             "over_max": [r._asdict() for r in self.over_max],
+            "not_fixable": {
+                name: {"count": n, "why": NOT_FIXED_BY_REPLAY.get(name, "")}
+                for name, n in sorted(self.not_fixable_by_class.items())
+            },
+            "not_fixable_first": [r._asdict() for r in self.not_fixable],
         }
 
     def lines(self) -> list[str]:
@@ -107,6 +123,7 @@ class ReplaySummary:
             f"skipped: {d[Disposition.ALREADY_REPLAYED.value]} already replayed, "
             f"{d[Disposition.OVER_MAX.value]} at the max replay count ({self.max_replays}), "
             f"{d[Disposition.OVER_LIMIT.value]} past --limit, "
+            f"{d[Disposition.NOT_FIXABLE.value]} not fixable by a replay, "
             f"{d[Disposition.FILTERED.value]} not selected"
         )
         if self.to_replay:
@@ -119,6 +136,17 @@ class ReplaySummary:
                 f"({len(self.over_max)} of {self.skipped_over_max}; raise --max-replays to force):"
             )
             out.extend(_table(self.over_max))
+        if self.not_fixable_by_class:
+            total = sum(self.not_fixable_by_class.values())
+            out.append(
+                f"NOT replayed, a replay cannot fix their class ({total}; "
+                "--error-class CLASS or --all-classes to replay them anyway):"
+            )
+            out.extend(
+                f"  {name} {n}: {NOT_FIXED_BY_REPLAY.get(name, '')}"
+                for name, n in sorted(self.not_fixable_by_class.items())
+            )
+            out.extend(_table(self.not_fixable))
         return out
 
 

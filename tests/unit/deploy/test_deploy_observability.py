@@ -180,6 +180,7 @@ def test_every_alert_has_a_severity_a_summary_and_a_runbook_section() -> None:
         assert rule["annotations"]["description"]
         url = rule["annotations"]["runbook_url"]
         path, _, anchor = url.partition("#")
-        assert path == "docs/operations.md"
+        # the base is Prometheus' external label runbook_base_url, else the repository path
+        assert path == '{{ or $externalLabels.runbook_base_url "docs" }}/operations.md'
         assert anchor == rule["alert"].lower()
         assert anchor in anchors, f"no section `{rule['alert']}` in docs/operations.md"

@@ -13,6 +13,7 @@ import yaml
 from deploy_files import K8S, kustomization, settings_env
 
 from generators import kafkatopics as gen
+from generators import kafkauser as gen_user
 from worker.kafka.topic_specs import topic_specs
 
 STRIMZI = K8S / "strimzi"
@@ -78,8 +79,68 @@ def test_a_topic_name_kubernetes_refuses_gets_a_resource_name_and_topicName() ->
 
 def test_strimzi_is_a_kustomization_of_its_own_naming_the_cluster() -> None:
     kust = yaml.safe_load((STRIMZI / "kustomization.yaml").read_text(encoding="utf-8"))
-    assert kust["resources"] == ["kafkatopics.yaml"]
+    assert kust["resources"] == ["kafkatopics.yaml", "kafkauser.yaml"]
     assert kust["namespace"] != kustomization()["namespace"], "where the Topic Operator watches"
     (pairs,) = [entry["pairs"] for entry in kust["labels"]]
     assert pairs["strimzi.io/cluster"] == gen.CLUSTER
     assert not [r for r in kustomization()["resources"] if "strimzi" in r]
+
+
+# --- KafkaUser ------------------------------------------------------------------------------------
+
+
+def kafka_user() -> dict[str, Any]:
+    (doc,) = [
+        d for d in yaml.safe_load_all((STRIMZI / "kafkauser.yaml").read_text(encoding="utf-8")) if d
+    ]
+    return dict(doc)
+
+
+def allowed(acls: list[dict[str, Any]], kind: str, name: str) -> set[str]:
+    """The operations the ACLs grant on the resource ``kind`` ``name``."""
+    ops: set[str] = set()
+    for acl in acls:
+        res = acl["resource"]
+        if res["type"] != kind:
+            continue
+        literal = res["patternType"] == "literal" and res["name"] == name
+        prefix = res["patternType"] == "prefix" and name.startswith(res["name"])
+        if literal or prefix:
+            ops |= set(acl["operations"])
+    return ops
+
+
+def test_kafkauser_is_fresh() -> None:
+    assert (STRIMZI / "kafkauser.yaml").read_text(encoding="utf-8") == gen_user.build(), (
+        "stale: run .venv/bin/python scripts/gen_kafkauser.py"
+    )
+
+
+def test_kafkauser_grants_every_topic_faust_topic_and_group_the_processes_use() -> None:
+    settings = gen.deploy_settings()
+    user = kafka_user()
+    assert user["apiVersion"] == "kafka.strimzi.io/v1"
+    assert user["metadata"]["name"] == settings.app_id
+    assert user["metadata"]["labels"]["strimzi.io/cluster"] == "my-cluster"
+    assert user["spec"]["authentication"] == {"type": "scram-sha-512"}
+    acls = user["spec"]["authorization"]["acls"]
+    every = {"Create", "Describe", "DescribeConfigs", "Read", "Write"}
+    for spec in topic_specs(settings):
+        assert allowed(acls, "topic", spec.name) == every, spec.name
+    app = settings.app_id
+    for internal in (
+        f"{app}-__assignor-__leader",
+        f"{app}-turns-changelog",
+        f"{app}-x-repartition",
+    ):
+        assert allowed(acls, "topic", internal) == every, internal
+    for group in (app, f"{app}-ledger-sink"):
+        assert allowed(acls, "group", group) == {"Describe", "Read"}, group
+    assert allowed(acls, "topic", "someone.elses.topic") == set()
+    assert allowed(acls, "group", "another-app") == set()
+
+
+def test_settings_point_at_strimzis_bootstrap_service() -> None:
+    assert settings_env()["GW_KAFKA_BOOTSTRAP_SERVERS"] == (
+        "my-cluster-kafka-bootstrap.kafka.svc:9092"
+    )

@@ -64,6 +64,31 @@ def test_fresh_dead_letter_keeps_bytes_and_names_its_origin() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("value", "got"),
+    [
+        (b'{"schema_version": 2}', "got 2"),
+        (b'{"schema_version": "1"}', 'got "1"'),
+        (b'{"schema_version": null}', "got null"),
+        (b'{"turn_id": "t-1"}', "got nothing"),
+        (b'{"schema_version": "' + b"v" * 100 + b'"}', 'got "' + "v" * 39),
+    ],
+)
+def test_an_unsupported_version_dead_letter_says_which_version_it_got(
+    value: bytes, got: str
+) -> None:
+    letter = dead_letter(
+        incoming(value=value),
+        ErrorClass.UNSUPPORTED_SCHEMA_VERSION,
+        "schema_version missing or not one this worker knows",
+        failed_at_ms=1,
+        worker_version="9.9",
+    )
+    message = dict(letter.headers)["dlq.error.message"].decode()
+    assert message == f"schema_version missing or not one this worker knows: {got}"
+    assert letter.value == value
+
+
 def test_replayed_dead_letter_carries_origin_and_replay_count() -> None:
     """A replayed draft that fails again: first origin kept, count carried, nothing doubled."""
     replayed = incoming(

@@ -134,10 +134,14 @@ async def test_a_seek_runs_on_the_consumer_thread_not_the_apps(tmp_path: Path) -
 #: Private names of other libraries the worker reaches, outside ``faust_internals``, and why:
 #: none of them is Faust's (an upgrade of Faust cannot break them unseen).
 NOT_FAUSTS = {
+    ("client/session.py", "consumer._client"): (
+        "aiokafka: the connections (its client's `_conns`) a stop past its time closes, no abort()"
+    ),
     ("kafka/batch.py", "consumer._client"): "aiokafka: the consumer's metadata, no public seam",
     ("runtime/metrics_server.py", "site._server"): "aiohttp: the bound socket of a port-0 site",
     ("stores/ledger.py", "asyncpg.exceptions._base"): "asyncpg: its DataError base class",
     ("stream/recovery_watchdog.py", "os._exit"): "the standard library's immediate exit",
+    ("runtime/shutdown.py", "os._exit"): "the standard library's immediate exit",
 }
 #: The NamedTuple API: public, underscored so it cannot clash with field names.
 _NAMEDTUPLE = {"_replace", "_asdict", "_fields", "_make"}

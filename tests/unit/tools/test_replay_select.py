@@ -15,6 +15,8 @@ from worker.tools.progress import Progress
 from worker.tools.replay import chunk_size
 from worker.tools.replay_log import log_key, log_value, parse_log_key, replayed_set
 from worker.tools.replay_select import (
+    FIXED_BY_REPLAY,
+    NOT_FIXED_BY_REPLAY,
     Disposition,
     ReplayFilter,
     disposition,
@@ -178,6 +180,41 @@ def test_dispositions_in_order() -> None:
     assert decide(record(), limit=2, replays_so_far=1) is Disposition.REPLAY
 
 
+@pytest.mark.parametrize(
+    ("cls", "default"),
+    [
+        ("infra_unavailable", Disposition.REPLAY),
+        ("internal_error", Disposition.REPLAY),
+        ("unsupported_schema_version", Disposition.REPLAY),
+        ("malformed_envelope", Disposition.NOT_FIXABLE),
+        ("oversized", Disposition.NOT_FIXABLE),
+        ("identity_mismatch", Disposition.NOT_FIXABLE),
+        ("unknown", Disposition.NOT_FIXABLE),
+    ],
+)
+def test_only_classes_a_replay_can_fix_are_replayed_unless_asked_for(
+    cls: str, default: Disposition
+) -> None:
+    rec = record(cls=cls, replays=9)  # not fixable is decided before the replay count
+    args: dict[str, object] = {
+        "already_replayed": False,
+        "max_replays": 99,
+        "replays_so_far": 0,
+        "limit": None,
+    }
+    assert disposition(rec, "acme", ReplayFilter(), **args) is default  # type: ignore[arg-type]
+    named = ReplayFilter(error_classes=frozenset({cls}))
+    assert disposition(rec, "acme", named, **args) is Disposition.REPLAY  # type: ignore[arg-type]
+    every = ReplayFilter(all_classes=True)
+    assert disposition(rec, "acme", every, **args) is Disposition.REPLAY  # type: ignore[arg-type]
+
+
+def test_every_error_class_is_either_fixable_or_not_with_a_reason() -> None:
+    assert set(FIXED_BY_REPLAY) | set(NOT_FIXED_BY_REPLAY) == {*CLASSES, "unknown"}
+    assert not set(FIXED_BY_REPLAY) & set(NOT_FIXED_BY_REPLAY)
+    assert all(NOT_FIXED_BY_REPLAY.values())
+
+
 # --- headers --------------------------------------------------------------------------------------
 
 
@@ -279,7 +316,13 @@ def test_summary_counts_and_lists_lowest_offsets_without_value_text() -> None:
             "replay_count": 3,
         }
     ]
-    assert body["skipped"] == {"filtered": 1, "already_replayed": 0, "over_max": 1, "over_limit": 0}
+    assert body["skipped"] == {
+        "filtered": 1,
+        "not_fixable": 0,
+        "already_replayed": 0,
+        "over_max": 1,
+        "over_limit": 0,
+    }
     text = "\n".join(summary.lines())
     assert "would replay 15" in text
     assert "secret" not in text
