@@ -234,6 +234,44 @@ def test_unknown_keys_never_reach_a_path() -> None:
     assert paths("answer", obj) == [("schema_invalid", "<field>")]  # one path, deduplicated
 
 
+@pytest.mark.parametrize(
+    ("kind", "obj", "path", "detail"),
+    [
+        (
+            "answer",
+            {"answer_markdown": "x", "Falcon_priced_4_2B": 1},
+            "<field>",
+            "unknown field; allowed here: answer_markdown, citations, claims, no_grounding, "
+            "tool_calls_made, withheld",
+        ),
+        (
+            "answer",
+            {"answer_markdown": "x", "claims": [{"text": "a", "DOC_73002": 1}]},
+            "claims[0].<field>",
+            "unknown field; allowed here: citations, confidence, text",
+        ),
+        (
+            "report",
+            {
+                "title": "t",
+                "status": "DRAFT",
+                "sections": [{"heading": "h", "body_markdown": "b", "x": 1}],
+            },
+            "sections[0].<field>",
+            "unknown field; allowed here: body_markdown, citations, heading",
+        ),
+    ],
+)
+def test_an_unknown_field_is_named_by_what_may_stand_there(
+    kind: str, obj: dict[str, Any], path: str, detail: str
+) -> None:
+    """The path hides the invented key (model text); the detail, which only the agent reads,
+    lists the names the schema allows at that place."""
+    result = validate_output(kind, obj)
+    assert isinstance(result, list)
+    assert [(f.path, f.detail) for f in result] == [(path, detail)]
+
+
 def test_format_path() -> None:
     assert format_path(("timeline", 2, "text")) == "timeline[2].text"
     assert format_path(("grounding", "observations", 0)) == "grounding.observations[0]"

@@ -20,10 +20,11 @@ Decisions:
 from __future__ import annotations
 
 import re
+import typing
 from typing import Any, NamedTuple
 
 import orjson
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from worker.core.citations.lookalikes import json_may_hold
 from worker.core.citations.rendered import json_may_show_more
@@ -177,7 +178,9 @@ def _scan(obj: Any, limit: int = MAX_DEPTH) -> tuple[Failure | None, bool]:
     return None, longest
 
 
-def _schema_failures(kind: str, error: ValidationError) -> list[Failure]:
+def _schema_failures(
+    kind: str, error: ValidationError, obj: dict[str, Any] | None = None
+) -> list[Failure]:
     failures: list[Failure] = []
     seen: set[str] = set()
     for err in error.errors(include_url=False, include_input=False, include_context=False):
@@ -192,9 +195,62 @@ def _schema_failures(kind: str, error: ValidationError) -> list[Failure]:
         if path in seen:
             continue
         seen.add(path)
-        detail = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        if err["type"] == "extra_forbidden":
+            # The path hides the invented key (model text); the agent learns what may stand
+            # there instead, from the schema (only names the schema knows).
+            allowed = allowed_fields(kind, loc[:-1], obj)
+            detail = "unknown field" + (f"; allowed here: {', '.join(allowed)}" if allowed else "")
+        else:
+            detail = err["msg"]
         failures.append(Failure(code=FailureCode.SCHEMA_INVALID, path=path or None, detail=detail))
     return failures
+
+
+#: The model of each kind's output, and of each proposal type.
+_ROOTS: dict[str, type[BaseModel]] = {
+    DraftKind.ANSWER.value: AnalystAnswer,
+    DraftKind.REPORT.value: ReportDraft,
+}
+_PROPOSALS: dict[str, type[BaseModel]] = {
+    "case_update": CaseUpdateProposal,
+    "report_section": ReportSectionProposal,
+    "source_mapping": SourceMappingProposal,
+    "entity_flag": EntityFlagProposal,
+    "adjudication": AdjudicationProposal,
+}
+
+
+def allowed_fields(
+    kind: str, parent: tuple[int | str, ...], obj: dict[str, Any] | None = None
+) -> list[str]:
+    """The field names the schema of ``kind`` allows in the object at ``parent`` (a pydantic
+    location; list indexes step into the item type), sorted; ``[]`` where it cannot tell. A
+    proposal's model is the one its ``proposal_type`` names in ``obj``."""
+    model: Any = _ROOTS.get(kind)
+    if kind == DraftKind.PROPOSAL:
+        tag = obj.get("proposal_type") if isinstance(obj, dict) else None
+        model = _PROPOSALS.get(tag) if isinstance(tag, str) else None
+    for step in parent:
+        if isinstance(step, int):
+            continue  # an item: its type was unwrapped with the list
+        fields = getattr(model, "model_fields", None)
+        if fields is None or step not in fields:
+            return []
+        model = _item_model(fields[step].annotation)
+    fields = getattr(model, "model_fields", None)
+    return sorted(info.alias or name for name, info in fields.items()) if fields else []
+
+
+def _item_model(annotation: Any) -> Any:
+    """The model a field holds, through ``list[...]`` and ``... | None``; ``None`` if none."""
+    for _ in range(4):
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return annotation
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if not args:
+            return None
+        annotation = args[0]
+    return None
 
 
 def _semantic_failures(kind: str, obj: dict[str, Any], threshold: float) -> list[Failure]:
@@ -265,7 +321,7 @@ def _validate(
             deep, _ = _scan(obj)
             if deep is not None:
                 return [deep]
-            return _schema_failures(kind, exc) + semantic
+            return _schema_failures(kind, exc, obj) + semantic
     return ValidatedOutput(
         kind=kind,
         value=obj,
