@@ -1,0 +1,232 @@
+"""The verdict on one cited unit (contract rule 6b): its findings, and its level from the
+measured precision of each kind of finding.
+
+Each kind of finding is something the unit says that no cited source has: a value (a number,
+a date, a number in words), a name or rare word, too little of its weighted words, a negation.
+A kind fails a draft (``unsupported``) only if its precision on the public labelled set (WiCE
+test, ``docs/support.md``) is at least 0.9: those are :data:`FAILING`. Any other finding, or a
+score below :data:`WEAK_BELOW`, makes the unit ``weak`` (reported, never a failure).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import NamedTuple
+
+from worker.core.citations.evidence import CitationRef
+from worker.core.claims.support.index import Cited, SourceIndex, SourceRead, SourceText
+from worker.core.claims.support.values import DATE, NUMBER, SPELLED, Value, unit_values
+from worker.core.claims.support.values import visible as _visible
+from worker.core.claims.support.words import negates, tokens
+from worker.core.contract import SupportLevel
+
+__all__ = [
+    "FAILING",
+    "LOW_COVERAGE_BELOW",
+    "MIN_WEIGHT_TO_ACCUSE",
+    "WEAK_BELOW",
+    "Finding",
+    "SupportResult",
+    "check_cited",
+    "check_support",
+]
+
+
+class Finding(StrEnum):
+    """A kind of finding: what of the unit no cited source has."""
+
+    #: A number, amount, quantity or percentage (digits).
+    NUMBER = "missing_number"
+    #: A date, date range, year-month, decade, time or quarter.
+    DATE = "missing_date"
+    #: A number written in words (``nine``, ``thirteenth``, ``half``).
+    SPELLED = "missing_spelled_number"
+    #: A name (capitalised mid-sentence, not common) or a rare word.
+    NAME = "missing_name"
+    #: Too little of the unit's words, weighed by rarity (``score`` < ``LOW_COVERAGE_BELOW``).
+    COVERAGE = "low_coverage"
+    #: None of the unit's words at all.
+    NO_WORD = "no_word"
+    #: The unit negates where none of its sources negates anything.
+    NEGATION = "negation"
+
+
+#: The kinds whose precision on WiCE test is at least 0.9 (``docs/support.md``; a test keeps
+#: this equal to the table there): only these make a unit ``unsupported``.
+FAILING: frozenset[Finding] = frozenset(
+    {Finding.NUMBER, Finding.SPELLED, Finding.NAME, Finding.NEGATION}
+)
+#: Weighted share of the unit's words found below which ``low_coverage`` is found.
+LOW_COVERAGE_BELOW = 0.5
+#: ... and below which a unit with no finding is still ``weak``.
+WEAK_BELOW = 0.6
+#: Word findings (``low_coverage``, ``no_word``) need at least this much weight of words.
+MIN_WEIGHT_TO_ACCUSE = 3.0
+
+#: ``missing_name`` needs at least this many of the unit's names in no source.
+MIN_NAMES = 1
+
+#: A citation token: its digits are no value of the unit.
+_TOKEN_RE = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]+\]")
+_KIND = {NUMBER: Finding.NUMBER, DATE: Finding.DATE, SPELLED: Finding.SPELLED}
+
+
+class SupportResult(NamedTuple):
+    """The verdict on one unit, with what explains it."""
+
+    level: SupportLevel
+    #: Share of the unit's content words found in the sources, weighed by rarity, in [0, 1]
+    #: (1 with none).
+    score: float
+    #: Values of the unit found in no source, as the unit writes them.
+    missing_numbers: tuple[str, ...]
+    #: Content words of the unit found in no source, as the unit writes them (first form seen).
+    missing_words: tuple[str, ...]
+    #: The source that covered the most of the unit (ties: the first given); ``None`` if unchecked.
+    closest: CitationRef | None
+    #: The unit negates (``not``, ``never``, ``n't``…) where none of its sources negates anything.
+    negation_flip: bool = False
+    #: The kinds of finding, in :class:`Finding` order (the failing ones make it ``unsupported``).
+    findings: tuple[Finding, ...] = ()
+
+
+_UNCHECKED = SupportResult(SupportLevel.UNCHECKED, 0.0, (), (), None)
+
+
+def check_support(
+    unit_text: str,
+    sources: Sequence[SourceText],
+    index: SourceIndex | None = None,
+    *,
+    words_accuse: bool = True,
+) -> SupportResult:
+    """Whether ``sources`` (the unit's visible cited sources) support ``unit_text``.
+
+    ``words_accuse=False``: word findings make the unit ``weak`` at most (a proposal's summary
+    is an action, not an assertion: its values and negations still count)."""
+    texts = [s for s in sources if s.text and not s.text.isspace()]
+    if not texts:
+        return _UNCHECKED
+    index = index if index is not None else SourceIndex()
+    return _check(unit_text, texts, [index.read(s.text) for s in texts], index, words_accuse)
+
+
+def check_cited(
+    unit_text: str,
+    refs: Sequence[CitationRef],
+    cited: Mapping[CitationRef, Cited],
+    index: SourceIndex,
+    *,
+    words_accuse: bool = True,
+) -> SupportResult:
+    """``check_support`` of ``unit_text`` against the sources of ``refs``, read once for the
+    draft (``cited``: :meth:`SourceIndex.cited` of its refs' texts)."""
+    pairs = [cited[r] for r in refs if r in cited]
+    if not pairs:
+        return _UNCHECKED
+    texts, read = zip(*pairs, strict=True)
+    return _check(unit_text, texts, read, index, words_accuse)
+
+
+def _check(
+    unit_text: str,
+    texts: Sequence[SourceText],
+    read: Sequence[SourceRead],
+    index: SourceIndex,
+    words_accuse: bool,
+) -> SupportResult:
+    text = _visible(unit_text)
+    if "[" in text:
+        text = _TOKEN_RE.sub(" ", text)
+    spelled = tokens(text)
+    findings: set[Finding] = set()
+    missing_values = _missing_values(text, spelled, texts, index, findings)
+    # Content words: each stem once, at its greatest weight; a name where it is one.
+    words = index.words.of(spelled)
+    weight: dict[str, float] = {}
+    first: dict[str, str] = {}
+    names: set[str] = set()
+    for position, (token, word) in enumerate(zip(spelled, words, strict=True)):
+        if word.weight <= 0.0:
+            continue
+        stem = word.stem
+        if word.weight > weight.get(stem, 0.0):
+            weight[stem] = word.weight
+        first.setdefault(stem, token)
+        if word.rare or (word.cap_name and position > 0):
+            names.add(stem)
+    stems = index.union_stems(texts, read)
+    missing = [stem for stem in weight if stem not in stems]
+    total = sum(weight.values())
+    lost = sum(weight[s] for s in missing)
+    score = 1.0 if total <= 0.0 else (total - lost) / total
+    if len(names.intersection(missing)) >= MIN_NAMES:
+        findings.add(Finding.NAME)
+    if total >= MIN_WEIGHT_TO_ACCUSE:
+        if lost >= total:
+            findings.add(Finding.NO_WORD)
+        elif score < LOW_COVERAGE_BELOW:
+            findings.add(Finding.COVERAGE)
+    negation_flip = negates(text) and not any(r.negates for r in read)
+    if negation_flip:
+        findings.add(Finding.NEGATION)
+    failing = findings & FAILING
+    if not words_accuse:
+        failing -= {Finding.NAME, Finding.COVERAGE, Finding.NO_WORD}
+    if failing:
+        level = SupportLevel.UNSUPPORTED
+    elif findings or score < WEAK_BELOW:
+        level = SupportLevel.WEAK
+    else:
+        level = SupportLevel.SUPPORTED
+    return SupportResult(
+        level,
+        round(score, 3),
+        missing_values,
+        tuple(first[s] for s in missing),
+        _closest(weight, texts, read),
+        negation_flip,
+        tuple(f for f in Finding if f in findings),
+    )
+
+
+def _missing_values(
+    text: str,
+    spelled: list[str],
+    texts: Sequence[SourceText],
+    index: SourceIndex,
+    findings: set[Finding],
+) -> tuple[str, ...]:
+    """The unit's values no source has (as the unit spells them); their kinds into ``findings``."""
+    if not any(c.isdigit() for c in text) and not _maybe_spelled(spelled):
+        return ()
+    values: list[Value] = unit_values(text, {w.casefold() for w in spelled})
+    if not values:
+        return ()
+    keys = index.union_keys(texts)
+    missing = [v for v in values if keys.isdisjoint(v.found_by)]
+    findings.update(_KIND[v.kind] for v in missing)
+    return tuple(v.spelled for v in missing)
+
+
+def _maybe_spelled(spelled: list[str]) -> bool:
+    from worker.core.claims.support.spelled import NUMBER_WORDS  # noqa: PLC0415
+
+    return not NUMBER_WORDS.isdisjoint(w.casefold() for w in spelled)
+
+
+def _closest(
+    weight: Mapping[str, float], texts: Sequence[SourceText], read: Sequence[SourceRead]
+) -> CitationRef:
+    """The source with the most of the unit's stems (ties: the first given)."""
+    if len(texts) == 1 or not weight:
+        return texts[0].ref
+    unit = weight.keys()
+    best_ref, best = texts[0].ref, -1
+    for source, r in zip(texts, read, strict=True):
+        hits = len(unit & r.stems)
+        if hits > best:
+            best_ref, best = source.ref, hits
+    return best_ref
