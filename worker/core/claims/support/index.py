@@ -35,6 +35,8 @@ class SourceRead(NamedTuple):
 
     stems: frozenset[str]
     negates: bool
+    #: It has a number word (``nine``): its values are read in words too.
+    number_words: bool
 
 
 #: A cited source with words, and its reading (``SourceIndex.cited``).
@@ -61,8 +63,9 @@ class SourceIndex:
         found = self._read.get(text)
         if found is None:
             seen = visible(text)
+            words = self.words.of(set(tokens(seen)))
             found = self._read[text] = SourceRead(
-                frozenset(self.words.stems(tokens(seen))), negates(seen)
+                frozenset(w.stem for w in words), negates(seen), any(w.number for w in words)
             )
         return found
 
@@ -81,8 +84,7 @@ class SourceIndex:
 
         found = self._keys.get(text)
         if found is None:
-            words = {w.casefold() for w in tokens(text)}
-            found = self._keys[text] = frozenset(source_keys(text, words))
+            found = self._keys[text] = frozenset(source_keys(text, self.read(text).number_words))
         return found
 
     def union_keys(self, texts: Sequence[SourceText]) -> frozenset[Key]:

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from worker.core.claims.support import dates
 from worker.core.claims.support.dates import MONTHS, Key
-from worker.core.claims.support.spelled import NUMBER_WORDS, read_spelled
+from worker.core.claims.support.spelled import read_spelled
 
 __all__ = ["DATE", "NUMBER", "SPELLED", "Value", "source_keys", "unit_values", "visible"]
 
@@ -167,7 +167,9 @@ def _read_at(text: str, start: int) -> _Reading | None:
     if (m := _VERSION.match(text, start)) is not None:
         key = ("v", m.group(0))
         return _Reading(m.group(0), (key,), (key,), NUMBER, m.end(), False)
-    if (month := dates.MONTH_BEFORE.search(before)) is not None:
+    last = before.rstrip()[-1:]  # a month's last letter or dot, a dash, a currency sign
+    month = dates.MONTH_BEFORE.search(before) if last.isalpha() or last in ".," else None
+    if month is not None:
         reading = _month_first(text, start, month)
         if reading is not None:
             return reading
@@ -176,7 +178,7 @@ def _read_at(text: str, start: int) -> _Reading | None:
     if start and _QUARTER.match(text, start - 1) is not None:
         key = ("q", int(text[start]))
         return _Reading(text[start - 1 : start + 1], (key,), (key,), DATE, start + 1, False)
-    century = _YEAR_RANGE_END.search(before)
+    century = _YEAR_RANGE_END.search(before) if last in "-–/" else None
     if century is not None and _TWO_DIGITS.match(text, start):
         ends = century.group(1) + text[start : start + 2]  # ``2018–19``: 2019
         both: tuple[Key, ...] = (("n", ends, ""), ("n", ends, "*"))
@@ -246,7 +248,9 @@ def _before_number(text: str, start: int, before: str) -> tuple[str, str, int]:
     sign = ""
     if start and before[-1:] in ("-", "+", "−") and (start < 2 or not text[start - 2].isalnum()):
         sign = "+" if before[-1] == "+" else "-"
-    currency = _CURRENCY_BEFORE.search(before[: len(before) - len(sign)] if sign else before)
+    ahead = before[: len(before) - len(sign)] if sign else before
+    last = ahead.rstrip()[-1:]
+    currency = _CURRENCY_BEFORE.search(ahead) if last and not last.isdigit() else None
     unit = ""
     if currency is not None:
         symbol = currency.group(0).strip()
@@ -347,9 +351,9 @@ def _scan(text: str, start: int = 0) -> list[tuple[int, _Reading]]:
     return out
 
 
-def unit_values(text: str, words: set[str]) -> list[Value]:
-    """The values of a unit's (visible) text, in order, each once; ``words``: its case-folded
-    words (to skip the scan for number words where it has none)."""
+def unit_values(text: str, number_words: bool) -> list[Value]:
+    """The values of a unit's (visible) text, in order, each once (``number_words``: it has a
+    number word, so its numbers in words are read too)."""
     text = visible(text)
     lead = _LIST_NUMBER.match(text)
     values: dict[tuple[Key, ...], Value] = {}
@@ -360,19 +364,20 @@ def unit_values(text: str, words: set[str]) -> list[Value]:
             continue
         values.setdefault(r.found_by, Value(r.spelled, r.found_by, r.kind))
         last_end = r.end
-    if not words.isdisjoint(NUMBER_WORDS):
+    if number_words:
         for spelled, found_by, _gives in read_spelled(text, unit=True):
             values.setdefault(tuple(found_by), Value(spelled, tuple(found_by), SPELLED))
     return list(values.values())
 
 
-def source_keys(text: str, words: set[str]) -> set[Key]:
-    """Every key a source's (visible) text gives: its values and what contains them."""
+def source_keys(text: str, number_words: bool) -> set[Key]:
+    """Every key a source's (visible) text gives: its values and what contains them
+    (``number_words``: it has a number word)."""
     text = visible(text)
     keys: set[Key] = set()
     for _at, r in _scan(text):
         keys.update(r.gives)
-    if not words.isdisjoint(NUMBER_WORDS):
+    if number_words:
         for _spelled, _found_by, gives in read_spelled(text, unit=False):
             keys.update(gives)
     return keys

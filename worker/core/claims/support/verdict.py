@@ -19,13 +19,14 @@ from worker.core.citations.evidence import CitationRef
 from worker.core.claims.support.index import Cited, SourceIndex, SourceRead, SourceText
 from worker.core.claims.support.values import DATE, NUMBER, SPELLED, Value, unit_values
 from worker.core.claims.support.values import visible as _visible
-from worker.core.claims.support.words import negates, tokens
+from worker.core.claims.support.words import Word, negates, tokens
 from worker.core.contract import SupportLevel
 
 __all__ = [
     "FAILING",
     "LOW_COVERAGE_BELOW",
     "MIN_WEIGHT_TO_ACCUSE",
+    "VERY_LOW_COVERAGE_BELOW",
     "WEAK_BELOW",
     "Finding",
     "SupportResult",
@@ -47,6 +48,8 @@ class Finding(StrEnum):
     NAME = "missing_name"
     #: Too little of the unit's words, weighed by rarity (``score`` < ``LOW_COVERAGE_BELOW``).
     COVERAGE = "low_coverage"
+    #: Far too little (``score`` < ``VERY_LOW_COVERAGE_BELOW``, some words found).
+    VERY_LOW = "very_low_coverage"
     #: None of the unit's words at all.
     NO_WORD = "no_word"
     #: The unit negates where none of its sources negates anything.
@@ -56,10 +59,12 @@ class Finding(StrEnum):
 #: The kinds whose precision on WiCE test is at least 0.9 (``docs/support.md``; a test keeps
 #: this equal to the table there): only these make a unit ``unsupported``.
 FAILING: frozenset[Finding] = frozenset(
-    {Finding.NUMBER, Finding.SPELLED, Finding.NAME, Finding.NEGATION}
+    {Finding.NUMBER, Finding.SPELLED, Finding.NAME, Finding.VERY_LOW, Finding.NEGATION}
 )
 #: Weighted share of the unit's words found below which ``low_coverage`` is found.
 LOW_COVERAGE_BELOW = 0.5
+#: ... and ``very_low_coverage`` (the highest cut whose precision on WiCE dev is 1.00).
+VERY_LOW_COVERAGE_BELOW = 0.25
 #: ... and below which a unit with no finding is still ``weak``.
 WEAK_BELOW = 0.6
 #: Word findings (``low_coverage``, ``no_word``) need at least this much weight of words.
@@ -67,7 +72,10 @@ MIN_WEIGHT_TO_ACCUSE = 3.0
 
 #: ``missing_name`` needs at least this many of the unit's names in no source.
 MIN_NAMES = 1
+#: ... or this many capitalised words (``words.CAP_ZIPF``).
+MIN_CAPITALS = 2
 
+_DIGIT = re.compile(r"\d")
 #: A citation token: its digits are no value of the unit.
 _TOKEN_RE = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]+\]")
 _KIND = {NUMBER: Finding.NUMBER, DATE: Finding.DATE, SPELLED: Finding.SPELLED}
@@ -142,31 +150,28 @@ def _check(
         text = _TOKEN_RE.sub(" ", text)
     spelled = tokens(text)
     findings: set[Finding] = set()
-    missing_values = _missing_values(text, spelled, texts, index, findings)
     # Content words: each stem once, at its greatest weight; a name where it is one.
     words = index.words.of(spelled)
-    weight: dict[str, float] = {}
-    first: dict[str, str] = {}
-    names: set[str] = set()
-    for position, (token, word) in enumerate(zip(spelled, words, strict=True)):
-        if word.weight <= 0.0:
-            continue
-        stem = word.stem
-        if word.weight > weight.get(stem, 0.0):
-            weight[stem] = word.weight
-        first.setdefault(stem, token)
-        if word.rare or (word.cap_name and position > 0):
-            names.add(stem)
+    number_words = any(w.number for w in words)
+    if number_words or _DIGIT.search(text) is not None:
+        missing_values = _missing_values(text, number_words, texts, index, findings)
+    else:
+        missing_values = ()
+    weight, first, names, capitals = _weigh(spelled, words)
     stems = index.union_stems(texts, read)
     missing = [stem for stem in weight if stem not in stems]
     total = sum(weight.values())
     lost = sum(weight[s] for s in missing)
     score = 1.0 if total <= 0.0 else (total - lost) / total
-    if len(names.intersection(missing)) >= MIN_NAMES:
+    if len(names.intersection(missing)) >= MIN_NAMES or (
+        len(capitals.intersection(missing)) >= MIN_CAPITALS
+    ):
         findings.add(Finding.NAME)
     if total >= MIN_WEIGHT_TO_ACCUSE:
         if lost >= total:
             findings.add(Finding.NO_WORD)
+        elif score < VERY_LOW_COVERAGE_BELOW:
+            findings.add(Finding.VERY_LOW)
         elif score < LOW_COVERAGE_BELOW:
             findings.add(Finding.COVERAGE)
     negation_flip = negates(text) and not any(r.negates for r in read)
@@ -174,7 +179,7 @@ def _check(
         findings.add(Finding.NEGATION)
     failing = findings & FAILING
     if not words_accuse:
-        failing -= {Finding.NAME, Finding.COVERAGE, Finding.NO_WORD}
+        failing -= {Finding.NAME, Finding.COVERAGE, Finding.VERY_LOW, Finding.NO_WORD}
     if failing:
         level = SupportLevel.UNSUPPORTED
     elif findings or score < WEAK_BELOW:
@@ -188,33 +193,48 @@ def _check(
         tuple(first[s] for s in missing),
         _closest(weight, texts, read),
         negation_flip,
-        tuple(f for f in Finding if f in findings),
+        tuple(f for f in Finding if f in findings) if findings else (),
     )
+
+
+def _weigh(
+    spelled: Sequence[str], words: Sequence[Word]
+) -> tuple[dict[str, float], dict[str, str], set[str], set[str]]:
+    """The unit's content stems at their greatest weight, each stem's first spelling, its names
+    (rare, or capitalised mid-sentence and not common) and its capitalised words."""
+    weight: dict[str, float] = {}
+    first: dict[str, str] = {}
+    names: set[str] = set()
+    capitals: set[str] = set()
+    for position, (token, word) in enumerate(zip(spelled, words, strict=True)):
+        if word.weight <= 0.0:
+            continue
+        stem = word.stem
+        if word.weight > weight.get(stem, 0.0):
+            weight[stem] = word.weight
+        first.setdefault(stem, token)
+        if word.rare or (word.cap_name and position > 0):
+            names.add(stem)
+        if word.cap_word and position > 0:
+            capitals.add(stem)
+    return weight, first, names, capitals
 
 
 def _missing_values(
     text: str,
-    spelled: list[str],
+    number_words: bool,
     texts: Sequence[SourceText],
     index: SourceIndex,
     findings: set[Finding],
 ) -> tuple[str, ...]:
     """The unit's values no source has (as the unit spells them); their kinds into ``findings``."""
-    if not any(c.isdigit() for c in text) and not _maybe_spelled(spelled):
-        return ()
-    values: list[Value] = unit_values(text, {w.casefold() for w in spelled})
+    values: list[Value] = unit_values(text, number_words)
     if not values:
         return ()
     keys = index.union_keys(texts)
     missing = [v for v in values if keys.isdisjoint(v.found_by)]
     findings.update(_KIND[v.kind] for v in missing)
     return tuple(v.spelled for v in missing)
-
-
-def _maybe_spelled(spelled: list[str]) -> bool:
-    from worker.core.claims.support.spelled import NUMBER_WORDS  # noqa: PLC0415
-
-    return not NUMBER_WORDS.isdisjoint(w.casefold() for w in spelled)
 
 
 def _closest(

@@ -12,6 +12,7 @@ of finding (how a swapped entity shows). Thresholds: ``docs/decisions.md``.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -44,6 +45,9 @@ MAX_WEIGHT = 4.0
 RARE_ZIPF = 2.5
 #: A word capitalised mid-sentence rarer than this is a name (``Aurora``, not ``American``).
 NAME_ZIPF = 3.0
+#: Two or more capitalised words rarer than this, mid-sentence and in no source, are a name
+#: (``John Greenwood``, ``Stock Exchange``).
+CAP_ZIPF = 4.5
 
 #: Letters and digits runs that start with a letter (a run led by a digit is a value's).
 _TOKEN = re.compile(r"(?<![^\W_])[^\W\d_][^\W_]*")
@@ -63,21 +67,17 @@ class Word(NamedTuple):
     weight: float
     rare: bool
     cap_name: bool
+    #: Capitalised and not common (``John``, ``Exchange``): two of them missing are a name.
+    cap_word: bool
+    #: A number word (``nine``, ``thirteenth``): the unit has values to read.
+    number: bool
 
 
 @cache
-def _zipf() -> dict[str, float]:
-    """Word -> Zipf frequency, English (wordfreq's ``large`` list where installed, else
-    ``small``), kept only where a word weighs less than ``MAX_WEIGHT`` (the rest are rare)."""
-    import math  # noqa: PLC0415 -- once, at first use
-
-    floor = COMMON_ZIPF - MAX_WEIGHT
-    out: dict[str, float] = {}
-    for word, freq in get_frequency_dict("en").items():
-        z = math.log10(freq) + 9.0
-        if z > floor:
-            out[word] = round(z, 2)
-    return out
+def _frequencies() -> dict[str, float]:
+    """Word -> frequency (share of all words), English: wordfreq's table, loaded once per
+    process (~0.3 s); a word's Zipf frequency is read from it once per batch (``Words``)."""
+    return get_frequency_dict("en")
 
 
 _STEMMER = Stemmer.Stemmer("english")
@@ -152,7 +152,8 @@ class Words:
 
     def _read(self, spelled: str) -> Word:
         lower = spelled.casefold()
-        zipf = _zipf().get(lower, 0.0)
+        freq = _frequencies().get(lower)
+        zipf = math.log10(freq) + 9.0 if freq else 0.0
         # A lone letter (``s`` of ``Aurora's``, ``t`` of ``didn't``) is no content word, nor is
         # a month or weekday name, a number word, a unit or magnitude (``values.py`` reads them).
         content = len(lower) > 1 and lower.rstrip(".") not in _NOT_WORDS
@@ -160,5 +161,7 @@ class Words:
         stem = _STEMMER.stemWord(lower) if lower.isascii() else lower
         rare = zipf < RARE_ZIPF and len(lower) > 2
         cap = spelled[0].isupper() and zipf < NAME_ZIPF and len(lower) > 1
-        word = self._memo[spelled] = Word(stem, weight, rare, cap)
+        cap_word = spelled[0].isupper() and zipf < CAP_ZIPF and content
+        number = lower in NUMBER_WORDS
+        word = self._memo[spelled] = Word(stem, weight, rare, cap, cap_word, number)
         return word
