@@ -21,7 +21,16 @@ from worker.core.claims.support import dates
 from worker.core.claims.support.dates import MONTHS, Key
 from worker.core.claims.support.spelled import read_spelled
 
-__all__ = ["DATE", "NUMBER", "SPELLED", "Value", "source_keys", "unit_values", "visible"]
+__all__ = [
+    "DATE",
+    "NUMBER",
+    "SPELLED",
+    "Value",
+    "source_keys",
+    "unit_values",
+    "value_spans",
+    "visible",
+]
 
 #: Kinds of value (each its own kind of finding when missing: ``verdict.py``).
 NUMBER, DATE, SPELLED = "number", "date", "spelled"
@@ -348,6 +357,26 @@ def _scan(text: str, start: int = 0) -> list[tuple[int, _Reading]]:
             continue
         out.append((at, reading))
         pos = max(reading.end, at + 1)
+    return out
+
+
+_DIGIT_TOKEN = re.compile(r"\S*\d\S*")
+
+
+def value_spans(text: str) -> list[str]:
+    """Each whitespace-separated token with a digit, with the tokens either side of it
+    (``from 180 ms``): a unit whose every span is some cited source's too, and that names no
+    month and no number in words, reads its values as that source does (the same characters
+    around each number), so its values need no reading (``verdict.py``). Anything else is read
+    by the grammar."""
+    text = " ".join(text.split())
+    rfind, find = text.rfind, text.find
+    out = []
+    for m in _DIGIT_TOKEN.finditer(text):
+        start, end = m.start(), m.end()
+        before = rfind(" ", 0, start - 1) if start else -1
+        after = find(" ", end + 1)
+        out.append(text[before + 1 : after if after >= 0 else len(text)])
     return out
 
 

@@ -17,7 +17,14 @@ from typing import NamedTuple
 
 from worker.core.citations.evidence import CitationRef
 from worker.core.claims.support.index import Cited, SourceIndex, SourceRead, SourceText
-from worker.core.claims.support.values import DATE, NUMBER, SPELLED, Value, unit_values
+from worker.core.claims.support.values import (
+    DATE,
+    NUMBER,
+    SPELLED,
+    Value,
+    unit_values,
+    value_spans,
+)
 from worker.core.claims.support.values import visible as _visible
 from worker.core.claims.support.words import Word, negates, tokens
 from worker.core.contract import SupportLevel
@@ -153,10 +160,12 @@ def _check(
     # Content words: each stem once, at its greatest weight; a name where it is one.
     words = index.words.of(spelled)
     number_words = any(w.number for w in words)
-    if number_words or _DIGIT.search(text) is not None:
+    if number_words or any(w.month for w in words):
         missing_values = _missing_values(text, number_words, texts, index, findings)
+    elif _DIGIT.search(text) is None or index.union_spans(texts).issuperset(value_spans(text)):
+        missing_values = ()  # no value, or each spelled with the same neighbours in a source
     else:
-        missing_values = ()
+        missing_values = _missing_values(text, number_words, texts, index, findings)
     weight, first, names, capitals = _weigh(spelled, words)
     stems = index.union_stems(texts, read)
     missing = [stem for stem in weight if stem not in stems]

@@ -71,6 +71,8 @@ class Word(NamedTuple):
     cap_word: bool
     #: A number word (``nine``, ``thirteenth``): the unit has values to read.
     number: bool
+    #: A month name (``May``, ``Sept``): its numbers may be a date's.
+    month: bool
 
 
 @cache
@@ -163,5 +165,6 @@ class Words:
         cap = spelled[0].isupper() and zipf < NAME_ZIPF and len(lower) > 1
         cap_word = spelled[0].isupper() and zipf < CAP_ZIPF and content
         number = lower in NUMBER_WORDS
-        word = self._memo[spelled] = Word(stem, weight, rare, cap, cap_word, number)
+        month = lower.rstrip(".") in MONTHS
+        word = self._memo[spelled] = Word(stem, weight, rare, cap, cap_word, number, month)
         return word
