@@ -91,8 +91,8 @@ NUMBER_WORDS = frozenset(_SMALL) | frozenset(_SCALE) | {"half", "twice"}
 UNIT_EXCLUDED = frozenset({"one", "first", "second", "zero", "zeroth", "once"})
 _WORD = "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
 _RUN = re.compile(
-    rf"(?<![\w-])(?<!\d\s)(?:a\s+)?(?:{_WORD})(?:(?:-|\s+|\s+and\s+)(?:{_WORD}))*(?![\w-])"
-    r"(?P<quarter>[\s-]+quarter)?",
+    rf"(?<![\w-])(?<!\d\s)(?:a\s+)?(?:{_WORD})(?:(?:-|\s+|\s+and\s+)(?:{_WORD}))*"
+    r"(?P<quarter>[\s-]+quarter)?(?![\w-])",
     re.IGNORECASE,
 )
 _SPLIT = re.compile(r"[\s-]+")

@@ -144,6 +144,8 @@ class _Reading(NamedTuple):
     kind: str
     end: int
     has_unit: bool
+    #: A range's other end: found on its own (a range is its two ends).
+    other_end: tuple[Key, ...] = ()
 
 
 def _read_at(text: str, start: int) -> _Reading | None:
@@ -219,12 +221,15 @@ def _month_first(text: str, start: int, month: re.Match[str]) -> _Reading | None
     days = [(mo, int(m.group(1)))]
     if m.group(3):
         days.append((MONTHS[m.group(2).lower()] if m.group(2) else mo, int(m.group(3))))
-    found = [k for mo_, d in days if (k := dates.day_keys(year, mo_, d)) is not None]
+    found: tuple[Key, ...] = tuple(
+        k for mo_, d in days if (k := dates.day_keys(year, mo_, d)) is not None
+    )
     if not found:
         return None
     gives = [k for mo_, d in days for k in dates.source_day_keys(year, mo_, d)]
     spelled = text[spelled_from : m.end()].strip()
-    return _Reading(spelled, tuple(found), tuple(gives), DATE, m.end(), False)
+    ends = (found[1],) if len(found) > 1 else ()
+    return _Reading(spelled, found[:1], tuple(gives), DATE, m.end(), False, ends)
 
 
 def _day_first(m: re.Match[str]) -> _Reading | None:
@@ -232,11 +237,15 @@ def _day_first(m: re.Match[str]) -> _Reading | None:
     mo = MONTHS[m.group(3).lower()]
     year = int(m.group(4)) if m.group(4) else None
     days = [int(m.group(1))] + ([int(m.group(2))] if m.group(2) else [])
-    found = [k for d in days if (k := dates.day_keys(year, mo, d)) is not None]
+    found: tuple[Key, ...] = tuple(
+        k for d in days if (k := dates.day_keys(year, mo, d)) is not None
+    )
     if not found:
         return None
     gives = [k for d in days for k in dates.source_day_keys(year, mo, d)]
-    return _Reading(m.group(0).rstrip(",. "), tuple(found), tuple(gives), DATE, m.end(), False)
+    ends = (found[1],) if len(found) > 1 else ()
+    spelled = m.group(0).rstrip(",. ")
+    return _Reading(spelled, found[:1], tuple(gives), DATE, m.end(), False, ends)
 
 
 def _digits(m: re.Match[str]) -> tuple[Decimal | None, list[str]]:
@@ -392,6 +401,8 @@ def unit_values(text: str, number_words: bool) -> list[Value]:
             last_end = r.end  # a conversion of the value before it
             continue
         values.setdefault(r.found_by, Value(r.spelled, r.found_by, r.kind))
+        if r.other_end:
+            values.setdefault(r.other_end, Value(r.spelled, r.other_end, r.kind))
         last_end = r.end
     if number_words:
         for spelled, found_by, _gives in read_spelled(text, unit=True):

@@ -243,7 +243,7 @@ def _missing_values(
     keys = index.union_keys(texts)
     missing = [v for v in values if keys.isdisjoint(v.found_by)]
     findings.update(_KIND[v.kind] for v in missing)
-    return tuple(v.spelled for v in missing)
+    return tuple(dict.fromkeys(v.spelled for v in missing))  # a range's two ends: once
 
 
 def _closest(
