@@ -22,12 +22,21 @@ import argparse
 import json
 import re
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind
-from worker.core.claims.support import FAILING, Finding, SourceIndex, SupportResult, check_cited
+from worker.core.claims.support import (
+    FAILING,
+    Finding,
+    SourceIndex,
+    SourceText,
+    SupportResult,
+    check_cited,
+    check_support,
+)
 from worker.core.contract import SupportLevel
 
 #: Where the set is: beside the checkout (``../shared/data/wice``).
@@ -348,12 +357,36 @@ def table(fig: Figures) -> str:
     return "\n".join(lines)
 
 
+def linear(sources: int = 1000, numbers: int = 147_000) -> tuple[int, float]:
+    """One sentence citing ``sources`` sources with ``numbers`` numbers (1 MiB at the defaults):
+    its size and the CPU seconds its check takes (one index, as one batch). The check is linear
+    by construction (``index.py``); this is the figure the adversarial round measured."""
+    texts = [
+        SourceText(
+            CitationRef(EvidenceKind.OBS, i + 1), f"Sensor {i} read {i * 7} units, {i}.5 ms."
+        )
+        for i in range(sources)
+    ]
+    unit = "Readings were " + ", ".join(str(k * 7 % 100_000) for k in range(numbers)) + "."
+    start = time.process_time()
+    check_support(unit, texts, SourceIndex())
+    return len(unit), time.process_time() - start
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--split", choices=("dev", "test"), default="test")
     parser.add_argument("--misses", action="store_true", help="print each miss and accusation")
+    parser.add_argument(
+        "--linear", action="store_true", help="time one sentence, 1,000 sources, 147,000 numbers"
+    )
     args = parser.parse_args(argv)
+    if args.linear:
+        for sources, numbers in ((100, 14_700), (1000, 147_000)):
+            size, seconds = linear(sources, numbers)
+            print(f"{sources} sources, {numbers} numbers, {size} B: {seconds:.2f} s of CPU")
+        return 0
     if not (args.data / f"claim-{args.split}.jsonl").exists():
         print(f"no WiCE data at {args.data}", file=sys.stderr)
         return 2

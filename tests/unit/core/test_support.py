@@ -216,3 +216,30 @@ def test_a_sources_own_sentence_is_supported(text: str) -> None:
     assert result.level is SupportLevel.SUPPORTED
     assert result.missing_numbers == ()
     assert result.missing_words == ()
+
+
+def test_a_unit_citing_many_sources_looks_each_value_up_once_in_their_union() -> None:
+    """Linear by construction (``index.py``): each source's value keys are read once per index,
+    their union once per distinct set of sources, and a unit's values are looked up in that one
+    set: 1,000 sources cost 1,000 readings, not values × sources."""
+    reads: list[str] = []
+
+    class Counting(SourceIndex):
+        __slots__ = ()
+
+        def keys(self, text: str) -> frozenset[tuple[object, ...]]:
+            reads.append(text)
+            return super().keys(text)
+
+    sources = [
+        SourceText(CitationRef(EvidenceKind.OBS, i), f"Buoy {i} read {i} nm.") for i in range(1000)
+    ]
+    index = Counting()
+    unit = "Buoys read " + ", ".join(f"{i} nm" for i in range(0, 1000, 7)) + ", and 5000 nm."
+    first = check_support(unit, sources, index)
+    assert first.missing_numbers == ("5000 nm",)
+    assert len(reads) == 1000
+    union = index.union_keys(sources)
+    assert union is index.union_keys(list(reversed(sources)))  # once per set of sources
+    assert check_support(unit, sources, index) == first
+    assert len(reads) == 1000  # a second unit citing the same sources reads none again

@@ -64,7 +64,7 @@ for _unit_name, _names in {
     "kb": "kb kib", "mb": "mb mib", "gb": "gb gib", "tb": "tb tib", "byte": "byte bytes",
     "hz": "hz", "khz": "khz", "mhz": "mhz", "ghz": "ghz", "w": "w watt watts", "kw": "kw",
     "mw": "mw megawatt megawatts", "gw": "gw", "kwh": "kwh", "mwh": "mwh", "v": "v volt volts",
-    "mph": "mph", "kph": "kph", "knot": "knot knots kn", "acre": "acre acres",
+    "nm": "nm nmi", "mph": "mph", "kph": "kph", "knot": "knot knots kn", "acre": "acre acres",
     "hectare": "hectare hectares ha", "degc": "°c", "degf": "°f",
 }.items():  # fmt: skip
     UNITS.update(dict.fromkeys(_names.split(), _unit_name))
@@ -100,7 +100,11 @@ _SUFFIX = re.compile(
     re.IGNORECASE,
 )
 _VERSION = re.compile(r"\d+(?:\.\d+){2,}(?![\d.]?\d)")
-_DIGIT = re.compile(r"\d")
+_DIGIT_RUN = re.compile(r"\d+")
+#: What before a number may sign it or make it an amount.
+_SIGNS_AND_CURRENCIES = "-+−$€£¥₹"
+#: ``tuple.__new__``: a NamedTuple from all its fields without its Python ``__new__``.
+_new = tuple.__new__
 _LIST_NUMBER = re.compile(r"\s*\(?\d{1,3}[.)]\s")
 #: A value with a unit in parentheses right after another value (maybe its unit word between)
 #: is its conversion (``18 in (460 mm)``, ``$4.2 billion (€3.9 billion)``): checked once.
@@ -148,10 +152,39 @@ class _Reading(NamedTuple):
     other_end: tuple[Key, ...] = ()
 
 
-def _read_at(text: str, start: int) -> _Reading | None:
-    """The value whose first digit is at ``start`` (``None``: not a value)."""
+def _read_at(text: str, start: int, run_end: int) -> _Reading | None:
+    """The value whose first digit is at ``start`` and whose first run of digits ends at
+    ``run_end`` (``None``: not a value). The character after the run picks the rules that may
+    apply (most numbers are plain: one or two bounded matches)."""
     before = text[max(0, start - 12) : start]
-    if (m := dates.ISO.match(text, start)) is not None:
+    sep = text[run_end : run_end + 1]
+    run = run_end - start
+    if sep and sep in "-/:.":
+        dated = _read_dated(text, start, sep, run)
+        if dated is not None:
+            return dated
+    last = before.rstrip()[-1:]  # a month's last letter or dot, a dash, a currency sign
+    month = dates.MONTH_BEFORE.search(before) if last.isalpha() or last == "." else None
+    if month is not None:
+        reading = _month_first(text, start, month)
+        if reading is not None:
+            return reading
+    if run <= 2 and (m := dates.DAY_FIRST.match(text, start)) is not None:
+        return _day_first(m)
+    if start and text[start - 1] in "Qq" and _QUARTER.match(text, start - 1) is not None:
+        key = ("q", int(text[start]))
+        return _Reading(text[start - 1 : start + 1], (key,), (key,), DATE, start + 1, False)
+    century = _YEAR_RANGE_END.search(before) if last in "-–/" else None
+    if century is not None and _TWO_DIGITS.match(text, start):
+        ends = century.group(1) + text[start : start + 2]  # ``2018–19``: 2019
+        both: tuple[Key, ...] = (("n", ends, ""), ("n", ends, "*"))
+        return _Reading(text[start : start + 2], (("n", ends, "*"),), both, DATE, start + 2, False)
+    return _number(text, start, before)
+
+
+def _read_dated(text: str, start: int, sep: str, run: int) -> _Reading | None:
+    """An ISO date or RFC 3339 timestamp, a time, a numeric date or a version string."""
+    if run == 4 and sep in "-/" and (m := dates.ISO.match(text, start)) is not None:
         y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
         found: list[Key] = []
         key = dates.day_keys(y, mo, d)
@@ -163,11 +196,11 @@ def _read_at(text: str, start: int) -> _Reading | None:
             if t is not None:
                 gives.append(t)
         return _Reading(m.group(0), tuple(found), tuple(gives), DATE, m.end(), False)
-    if (m := dates.TIME.match(text, start)) is not None:
+    if sep == ":" and (m := dates.TIME.match(text, start)) is not None:
         t = dates.time_key(int(m.group(1)), int(m.group(2)), m.group(3))
         if t is not None:
             return _Reading(m.group(0), (t,), (t,), DATE, m.end(), False)
-    if (m := dates.NUMERIC.match(text, start)) is not None:
+    if run <= 2 and sep in "/." and (m := dates.NUMERIC.match(text, start)) is not None:
         a, b, year = int(m.group(1)), int(m.group(3)), int(m.group(4))
         year = year + 2000 if year < 100 else year
         readings = {(a, b), (b, a)} if a <= 12 and b <= 12 else {(b, a) if a > 12 else (a, b)}
@@ -175,26 +208,10 @@ def _read_at(text: str, start: int) -> _Reading | None:
         gives = [k for mo, d in readings for k in dates.source_day_keys(year, mo, d)]
         if found:
             return _Reading(m.group(0), tuple(found), tuple(gives), DATE, m.end(), False)
-    if (m := _VERSION.match(text, start)) is not None:
+    if sep == "." and (m := _VERSION.match(text, start)) is not None:
         key = ("v", m.group(0))
         return _Reading(m.group(0), (key,), (key,), NUMBER, m.end(), False)
-    last = before.rstrip()[-1:]  # a month's last letter or dot, a dash, a currency sign
-    month = dates.MONTH_BEFORE.search(before) if last.isalpha() or last in ".," else None
-    if month is not None:
-        reading = _month_first(text, start, month)
-        if reading is not None:
-            return reading
-    if (m := dates.DAY_FIRST.match(text, start)) is not None:
-        return _day_first(m)
-    if start and _QUARTER.match(text, start - 1) is not None:
-        key = ("q", int(text[start]))
-        return _Reading(text[start - 1 : start + 1], (key,), (key,), DATE, start + 1, False)
-    century = _YEAR_RANGE_END.search(before) if last in "-–/" else None
-    if century is not None and _TWO_DIGITS.match(text, start):
-        ends = century.group(1) + text[start : start + 2]  # ``2018–19``: 2019
-        both: tuple[Key, ...] = (("n", ends, ""), ("n", ends, "*"))
-        return _Reading(text[start : start + 2], (("n", ends, "*"),), both, DATE, start + 2, False)
-    return _number(text, start, before)
+    return None
 
 
 #: ``Q3`` (not ``BQ3``, ``Q30``), matched at its ``Q``.
@@ -309,6 +326,17 @@ def _number(text: str, start: int, before: str) -> _Reading | None:
     if m is None:
         return None
     end = m.end()
+    plain = m.group("plain")
+    if plain is not None and plain.isdigit() and _SUFFIX.match(text, end) is None:
+        last = before.rstrip()[-1:]
+        if not last or not (last.isupper() or last in _SIGNS_AND_CURRENCIES):
+            # A plain integer (no sign, currency code or suffix), the commonest value: its keys
+            # without ``Decimal``.
+            v = plain.lstrip("0") or "0"
+            plain_keys: tuple[Key, ...] = (("n", v, "*"), ("abs", v, "*"))
+            return _new(
+                _Reading, (plain, plain_keys, (("n", v, ""), plain_keys[0]), NUMBER, end, False, ())
+            )
     value, parts = _digits(m)
     if value is None:
         return None
@@ -354,15 +382,13 @@ def _scan(text: str, start: int = 0) -> list[tuple[int, _Reading]]:
     """Every value of ``text`` read with digits, from ``start``, left to right (linear: one step
     per value, each a bounded match at its first digit)."""
     out: list[tuple[int, _Reading]] = []
-    search = _DIGIT.search
+    search = _DIGIT_RUN.search
     pos = start
     while (d := search(text, pos)) is not None:
         at = d.start()
-        reading = _read_at(text, at)
+        reading = _read_at(text, at, d.end())
         if reading is None:
-            pos = at + 1
-            while pos < len(text) and text[pos].isdigit():
-                pos += 1
+            pos = d.end()
             continue
         out.append((at, reading))
         pos = max(reading.end, at + 1)
