@@ -34,17 +34,14 @@ def judged() -> list[wice.Judged]:
     return wice.judge(wice.load(TEST))
 
 
-def counts(hit: str) -> dict[str, int]:
+def accused(j: wice.Judged, by: str) -> bool:
+    return j.baseline_accused if by == "baseline" else j.result.level is SupportLevel.UNSUPPORTED
+
+
+def counts(by: str) -> dict[str, int]:
     rows = judged()
     return {
-        label: sum(
-            1
-            for j in rows
-            if j.item.label == label
-            and (
-                j.baseline_accused if hit == "baseline" else j.result.level is SupportLevel.UNSUPPORTED
-            )
-        )
+        label: sum(1 for j in rows if j.item.label == label and accused(j, by))
         for label in wice.LABELS
     }
 
