@@ -395,24 +395,17 @@ def _scan(text: str, start: int = 0) -> list[tuple[int, _Reading]]:
     return out
 
 
-_DIGIT_TOKEN = re.compile(r"\S*\d\S*")
+#: A token with a digit, with a currency code before it and the token after it.
+_SPAN = re.compile(r"(?:\b[A-Z]{3}\s)?\S*\d\S*(?:\s+\S+)?")
 
 
 def value_spans(text: str) -> list[str]:
-    """Each whitespace-separated token with a digit, with the tokens either side of it
-    (``from 180 ms``): a unit whose every span is some cited source's too, and that names no
+    """Each whitespace-separated token with a digit, with the token after it (and a currency
+    code before it): a unit whose every span is some cited source's too, and that names no
     month and no number in words, reads its values as that source does (the same characters
-    around each number), so its values need no reading (``verdict.py``). Anything else is read
-    by the grammar."""
-    text = " ".join(text.split())
-    rfind, find = text.rfind, text.find
-    out = []
-    for m in _DIGIT_TOKEN.finditer(text):
-        start, end = m.start(), m.end()
-        before = rfind(" ", 0, start - 1) if start else -1
-        after = find(" ", end + 1)
-        out.append(text[before + 1 : after if after >= 0 else len(text)])
-    return out
+    after each number, a sign or currency glued to it), so its values need no reading
+    (``verdict.py``). Anything else is read by the grammar."""
+    return _SPAN.findall(text)
 
 
 def unit_values(text: str, number_words: bool) -> list[Value]:

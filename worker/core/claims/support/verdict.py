@@ -26,7 +26,7 @@ from worker.core.claims.support.values import (
     value_spans,
 )
 from worker.core.claims.support.values import visible as _visible
-from worker.core.claims.support.words import Word, negates, tokens
+from worker.core.claims.support.words import tokens
 from worker.core.contract import SupportLevel
 
 __all__ = [
@@ -157,16 +157,14 @@ def _check(
         text = _TOKEN_RE.sub(" ", text)
     spelled = tokens(text)
     findings: set[Finding] = set()
-    # Content words: each stem once, at its greatest weight; a name where it is one.
-    words = index.words.of(spelled)
-    number_words = any(w.number for w in words)
-    if number_words or any(w.month for w in words):
+    weight, first, names, capitals, marks = _weigh(spelled, index)
+    number_words, month, negation = marks
+    if number_words or month:
         missing_values = _missing_values(text, number_words, texts, index, findings)
     elif _DIGIT.search(text) is None or index.union_spans(texts).issuperset(value_spans(text)):
         missing_values = ()  # no value, or each spelled with the same neighbours in a source
     else:
         missing_values = _missing_values(text, number_words, texts, index, findings)
-    weight, first, names, capitals = _weigh(spelled, words)
     stems = index.union_stems(texts, read)
     missing = [stem for stem in weight if stem not in stems]
     total = sum(weight.values())
@@ -183,7 +181,7 @@ def _check(
             findings.add(Finding.VERY_LOW)
         elif score < LOW_COVERAGE_BELOW:
             findings.add(Finding.COVERAGE)
-    negation_flip = negates(text) and not any(r.negates for r in read)
+    negation_flip = negation and not any(r.negates for r in read)
     if negation_flip:
         findings.add(Finding.NEGATION)
     failing = findings & FAILING
@@ -207,26 +205,38 @@ def _check(
 
 
 def _weigh(
-    spelled: Sequence[str], words: Sequence[Word]
-) -> tuple[dict[str, float], dict[str, str], set[str], set[str]]:
-    """The unit's content stems at their greatest weight, each stem's first spelling, its names
-    (rare, or capitalised mid-sentence and not common) and its capitalised words."""
+    spelled: list[str], index: SourceIndex
+) -> tuple[dict[str, float], dict[str, str], set[str], set[str], tuple[bool, bool, bool]]:
+    """One pass over the unit's distinct words: its content stems at their greatest weight,
+    each stem's first spelling, its names (rare, or capitalised mid-sentence and not common),
+    its capitalised words, and whether it has a number in words, a month, a negation."""
+    distinct = list(dict.fromkeys(spelled))
+    head = spelled[0] if spelled else ""
     weight: dict[str, float] = {}
     first: dict[str, str] = {}
     names: set[str] = set()
     capitals: set[str] = set()
-    for position, (token, word) in enumerate(zip(spelled, words, strict=True)):
+    number_words = month = negation = False
+    for token, word in zip(distinct, index.words.of(distinct), strict=True):
+        if word.marks:
+            number_words = number_words or word.number
+            month = month or word.month
+            negation = negation or word.negation
         if word.weight <= 0.0:
             continue
         stem = word.stem
         if word.weight > weight.get(stem, 0.0):
             weight[stem] = word.weight
-        first.setdefault(stem, token)
-        if word.rare or (word.cap_name and position > 0):
+        if stem not in first:
+            first[stem] = token
+        if token != head:  # capitalised mid-sentence
+            if word.rare or word.cap_name:
+                names.add(stem)
+            if word.cap_word:
+                capitals.add(stem)
+        elif word.rare:
             names.add(stem)
-        if word.cap_word and position > 0:
-            capitals.add(stem)
-    return weight, first, names, capitals
+    return weight, first, names, capitals, (number_words, month, negation)
 
 
 def _missing_values(

@@ -55,6 +55,10 @@ _NEGATION = re.compile(
     r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot)\b|n['’]t\b",
     re.IGNORECASE,
 )
+#: Negations as words (``t``: what the split leaves of ``didn't``).
+_NEGATIONS = frozenset(
+    ["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot", "t"]
+)
 #: CJK ideographs, kana and hangul: read as character bigrams (no spaces between words).
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 
@@ -73,6 +77,10 @@ class Word(NamedTuple):
     number: bool
     #: A month name (``May``, ``Sept``): its numbers may be a date's.
     month: bool
+    #: A negation (``not``, ``never``, the ``t`` of ``didn't``).
+    negation: bool
+    #: Any of ``number``, ``month``, ``negation``.
+    marks: bool
 
 
 @cache
@@ -166,5 +174,8 @@ class Words:
         cap_word = spelled[0].isupper() and zipf < CAP_ZIPF and content
         number = lower in NUMBER_WORDS
         month = lower.rstrip(".") in MONTHS
-        word = self._memo[spelled] = Word(stem, weight, rare, cap, cap_word, number, month)
+        negation = lower in _NEGATIONS
+        word = self._memo[spelled] = Word(
+            stem, weight, rare, cap, cap_word, number, month, negation, number or month or negation
+        )
         return word
