@@ -396,7 +396,7 @@ def _scan(text: str, start: int = 0) -> list[tuple[int, _Reading]]:
 
 
 #: A token with a digit, with a currency code before it and the token after it.
-_SPAN = re.compile(r"(?:\b[A-Z]{3}\s)?\S*\d\S*(?:\s+\S+)?")
+_SPAN = re.compile(r"(?<!\S)(?:[A-Z]{3}\s)?[^\s\d]*\d\S*(?:\s+\S+)?")
 
 
 def value_spans(text: str) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
+from operator import attrgetter
 from typing import NamedTuple
 
 from worker.core.citations.evidence import CitationRef
@@ -26,7 +27,7 @@ from worker.core.claims.support.values import (
     value_spans,
 )
 from worker.core.claims.support.values import visible as _visible
-from worker.core.claims.support.words import tokens
+from worker.core.claims.support.words import Word, tokens
 from worker.core.contract import SupportLevel
 
 __all__ = [
@@ -157,30 +158,27 @@ def _check(
         text = _TOKEN_RE.sub(" ", text)
     spelled = tokens(text)
     findings: set[Finding] = set()
-    weight, first, names, capitals, marks = _weigh(spelled, index)
-    number_words, month, negation = marks
+    distinct = list(dict.fromkeys(spelled))
+    words = index.words.of(distinct)
+    number_words = month = negation = False
+    if any(map(_MARKS, words)):
+        number_words, month = any(map(_NUMBER, words)), any(map(_MONTH, words))
+        negation = any(map(_NEGATION, words))
     if number_words or month:
         missing_values = _missing_values(text, number_words, texts, index, findings)
     elif _DIGIT.search(text) is None or index.union_spans(texts).issuperset(value_spans(text)):
         missing_values = ()  # no value, or each spelled with the same neighbours in a source
     else:
         missing_values = _missing_values(text, number_words, texts, index, findings)
-    stems = index.union_stems(texts, read)
-    missing = [stem for stem in weight if stem not in stems]
-    total = sum(weight.values())
-    lost = sum(weight[s] for s in missing)
-    score = 1.0 if total <= 0.0 else (total - lost) / total
-    if len(names.intersection(missing)) >= MIN_NAMES or (
-        len(capitals.intersection(missing)) >= MIN_CAPITALS
-    ):
-        findings.add(Finding.NAME)
-    if total >= MIN_WEIGHT_TO_ACCUSE:
-        if lost >= total:
-            findings.add(Finding.NO_WORD)
-        elif score < VERY_LOW_COVERAGE_BELOW:
-            findings.add(Finding.VERY_LOW)
-        elif score < LOW_COVERAGE_BELOW:
-            findings.add(Finding.COVERAGE)
+    # Content words by C-level ``map``: most units have every stem in a source, and then
+    # nothing more is read of them.
+    stems = set(map(_CONTENT, words))
+    stems.discard("")
+    missing = stems - index.union_stems(texts, read)
+    if missing:
+        score, missing_words = _words_missing(distinct, words, missing, findings)
+    else:
+        score, missing_words = 1.0, ()
     negation_flip = negation and not any(r.negates for r in read)
     if negation_flip:
         findings.add(Finding.NEGATION)
@@ -193,50 +191,67 @@ def _check(
         level = SupportLevel.WEAK
     else:
         level = SupportLevel.SUPPORTED
-    return SupportResult(
-        level,
-        round(score, 3),
-        missing_values,
-        tuple(first[s] for s in missing),
-        _closest(weight, texts, read),
-        negation_flip,
-        tuple(f for f in Finding if f in findings) if findings else (),
+    return _new(
+        SupportResult,
+        (
+            level,
+            score,
+            missing_values,
+            missing_words,
+            _closest(stems, texts, read),
+            negation_flip,
+            tuple(f for f in Finding if f in findings) if findings else (),
+        ),
     )
 
 
-def _weigh(
-    spelled: list[str], index: SourceIndex
-) -> tuple[dict[str, float], dict[str, str], set[str], set[str], tuple[bool, bool, bool]]:
-    """One pass over the unit's distinct words: its content stems at their greatest weight,
-    each stem's first spelling, its names (rare, or capitalised mid-sentence and not common),
-    its capitalised words, and whether it has a number in words, a month, a negation."""
-    distinct = list(dict.fromkeys(spelled))
-    head = spelled[0] if spelled else ""
-    weight: dict[str, float] = {}
-    first: dict[str, str] = {}
-    names: set[str] = set()
-    capitals: set[str] = set()
-    number_words = month = negation = False
-    for token, word in zip(distinct, index.words.of(distinct), strict=True):
-        if word.marks:
-            number_words = number_words or word.number
-            month = month or word.month
-            negation = negation or word.negation
-        if word.weight <= 0.0:
-            continue
-        stem = word.stem
-        if word.weight > weight.get(stem, 0.0):
-            weight[stem] = word.weight
-        if stem not in first:
-            first[stem] = token
-        if token != head:  # capitalised mid-sentence
-            if word.rare or word.cap_name:
-                names.add(stem)
-            if word.cap_word:
-                capitals.add(stem)
-        elif word.rare:
-            names.add(stem)
-    return weight, first, names, capitals, (number_words, month, negation)
+def _words_missing(
+    distinct: list[str], words: Sequence[Word], missing: set[str], findings: set[Finding]
+) -> tuple[float, tuple[str, ...]]:
+    """The unit's weighted score, the missing stems as the unit first spells them, and the word
+    findings: a name (rare, or capitalised mid-sentence and not common), too little coverage."""
+    weight = dict(zip(map(_CONTENT, words), map(_WEIGHT, words), strict=True))
+    weight.pop("", None)
+    total = sum(weight.values())
+    # Summed in the unit's order, never a set's (whose order varies by process).
+    kept = sum(w for stem, w in weight.items() if stem not in missing)
+    score = 1.0 if total <= 0.0 else round(kept / total, 3)
+    # The head of a unit is capitalised anyway: a name there only if rare.
+    names = set(map(_NAME_MID, words[1:]))
+    names.add(words[0].name_head)
+    capitals = set(map(_CAPITAL, words[1:]))
+    if len(names & missing) >= MIN_NAMES or len(capitals & missing) >= MIN_CAPITALS:
+        findings.add(Finding.NAME)
+    if total >= MIN_WEIGHT_TO_ACCUSE:
+        if kept <= 0.0:
+            findings.add(Finding.NO_WORD)
+        elif score < VERY_LOW_COVERAGE_BELOW:
+            findings.add(Finding.VERY_LOW)
+        elif score < LOW_COVERAGE_BELOW:
+            findings.add(Finding.COVERAGE)
+    seen: set[str] = set()  # each missing stem once, as the unit first spells it
+    out = []
+    for t, w in zip(distinct, words, strict=True):
+        if w.content in missing and w.content not in seen:
+            seen.add(w.content)
+            out.append(t)
+    return score, tuple(out)
+
+
+_CONTENT, _WEIGHT, _NAME_MID, _CAPITAL = (
+    attrgetter("content"),
+    attrgetter("weight"),
+    attrgetter("name_mid"),
+    attrgetter("capital"),
+)
+_MARKS, _NUMBER, _MONTH, _NEGATION = (
+    attrgetter("marks"),
+    attrgetter("number"),
+    attrgetter("month"),
+    attrgetter("negation"),
+)
+#: ``tuple.__new__``: a NamedTuple from all its fields without its Python ``__new__``.
+_new = tuple.__new__
 
 
 def _missing_values(
@@ -257,12 +272,11 @@ def _missing_values(
 
 
 def _closest(
-    weight: Mapping[str, float], texts: Sequence[SourceText], read: Sequence[SourceRead]
+    unit: set[str], texts: Sequence[SourceText], read: Sequence[SourceRead]
 ) -> CitationRef:
     """The source with the most of the unit's stems (ties: the first given)."""
-    if len(texts) == 1 or not weight:
+    if len(texts) == 1 or not unit:
         return texts[0].ref
-    unit = weight.keys()
     best_ref, best = texts[0].ref, -1
     for source, r in zip(texts, read, strict=True):
         hits = len(unit & r.stems)

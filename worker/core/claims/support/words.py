@@ -55,6 +55,8 @@ _NEGATION = re.compile(
     r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot)\b|n['’]t\b",
     re.IGNORECASE,
 )
+#: ASCII punctuation (``_`` too) to spaces: hyphens and apostrophes split words.
+_ASCII_SPACES = bytes(b if chr(b).isalnum() or chr(b).isspace() else 32 for b in range(256))
 #: Negations as words (``t``: what the split leaves of ``didn't``).
 _NEGATIONS = frozenset(
     ["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot", "t"]
@@ -81,6 +83,13 @@ class Word(NamedTuple):
     negation: bool
     #: Any of ``number``, ``month``, ``negation``.
     marks: bool
+    #: The stem where the word is content (weight above 0), else ``""``; and the same where it
+    #: is a name mid-sentence, a name at the head of a unit (rare), a capitalised word: so that
+    #: a unit's sets come from C-level ``map`` over its words (``verdict.py``).
+    content: str
+    name_mid: str
+    name_head: str
+    capital: str
 
 
 @cache
@@ -130,7 +139,9 @@ def tokens(text: str) -> list[str]:
             for run in _CJK.findall(text):
                 found += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
         return found
-    return _TOKEN.findall(text)
+    # ASCII: punctuation to spaces by a byte table, then ``split`` (C-level; a token led by a
+    # digit, ``2b`` of ``4.2b``, is a value's and weighs nothing: ``Words``).
+    return text.encode("ascii").translate(_ASCII_SPACES).decode("ascii").split()
 
 
 def negates(text: str) -> bool:
@@ -166,7 +177,7 @@ class Words:
         zipf = math.log10(freq) + 9.0 if freq else 0.0
         # A lone letter (``s`` of ``Aurora's``, ``t`` of ``didn't``) is no content word, nor is
         # a month or weekday name, a number word, a unit or magnitude (``values.py`` reads them).
-        content = len(lower) > 1 and lower.rstrip(".") not in _NOT_WORDS
+        content = len(lower) > 1 and not lower[0].isdigit() and lower.rstrip(".") not in _NOT_WORDS
         weight = min(MAX_WEIGHT, max(0.0, COMMON_ZIPF - zipf)) if content else 0.0
         stem = _STEMMER.stemWord(lower) if lower.isascii() else lower
         rare = zipf < RARE_ZIPF and len(lower) > 2
@@ -175,7 +186,20 @@ class Words:
         number = lower in NUMBER_WORDS
         month = lower.rstrip(".") in MONTHS
         negation = lower in _NEGATIONS
+        key = stem if weight > 0.0 else ""
         word = self._memo[spelled] = Word(
-            stem, weight, rare, cap, cap_word, number, month, negation, number or month or negation
+            stem,
+            weight,
+            rare,
+            cap,
+            cap_word,
+            number,
+            month,
+            negation,
+            number or month or negation,
+            key,
+            key if rare or cap else "",
+            key if rare else "",
+            key if cap_word else "",
         )
         return word
