@@ -99,9 +99,9 @@ def test_an_unrelated_source_is_unsupported_with_its_missing_words() -> None:
     result = check_support(
         "The harbour master resigned over cancelled fuel contracts.", [SourceText(A, LATENCY)]
     )
-    # ``no_word``: never fired on WiCE test, so no measured precision: ``weak`` (rule 6b v4).
-    assert result.level is SupportLevel.WEAK
-    assert result.findings == (Finding.NO_WORD,)
+    # ``very_low_coverage`` (none found at all), 1.00 precision on WiCE test: it fails.
+    assert result.level is SupportLevel.UNSUPPORTED
+    assert result.findings == (Finding.VERY_LOW,)
     assert result.score == 0.0
     words = ("harbour", "master", "resigned", "cancelled", "fuel", "contracts")
     assert result.missing_words == words
@@ -156,7 +156,7 @@ def test_cjk_text_is_read_as_bigrams() -> None:
     source = "奥罗拉号在北部走廊停留了三个小时。"
     assert level("奥罗拉号在北部走廊停留。", source) is SupportLevel.SUPPORTED
     result = check_support("油轮在南部港口被扣押了。", [SourceText(A, source)])
-    assert (result.level, result.findings) == (SupportLevel.WEAK, (Finding.NO_WORD,))
+    assert (result.level, result.findings) == (SupportLevel.UNSUPPORTED, (Finding.VERY_LOW,))
 
 
 def test_no_source_text_is_unchecked_never_an_accusation() -> None:

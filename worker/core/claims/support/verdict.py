@@ -56,10 +56,8 @@ class Finding(StrEnum):
     NAME = "missing_name"
     #: Too little of the unit's words, weighed by rarity (``score`` < ``LOW_COVERAGE_BELOW``).
     COVERAGE = "low_coverage"
-    #: Far too little (``score`` < ``VERY_LOW_COVERAGE_BELOW``, some words found).
+    #: Far too little (``score`` < ``VERY_LOW_COVERAGE_BELOW``; none at all included).
     VERY_LOW = "very_low_coverage"
-    #: None of the unit's words at all.
-    NO_WORD = "no_word"
     #: The unit negates where none of its sources negates anything.
     NEGATION = "negation"
 
@@ -75,7 +73,7 @@ LOW_COVERAGE_BELOW = 0.5
 VERY_LOW_COVERAGE_BELOW = 0.25
 #: ... and below which a unit with no finding is still ``weak``.
 WEAK_BELOW = 0.6
-#: Word findings (``low_coverage``, ``no_word``) need at least this much weight of words.
+#: Coverage findings need at least this much weight of words.
 MIN_WEIGHT_TO_ACCUSE = 3.0
 
 #: ``missing_name`` needs at least this many of the unit's names in no source.
@@ -184,7 +182,7 @@ def _check(
         findings.add(Finding.NEGATION)
     failing = findings & FAILING
     if not words_accuse:
-        failing -= {Finding.NAME, Finding.COVERAGE, Finding.VERY_LOW, Finding.NO_WORD}
+        failing -= {Finding.NAME, Finding.COVERAGE, Finding.VERY_LOW}
     if failing:
         level = SupportLevel.UNSUPPORTED
     elif findings or score < WEAK_BELOW:
@@ -223,9 +221,7 @@ def _words_missing(
     if len(names & missing) >= MIN_NAMES or len(capitals & missing) >= MIN_CAPITALS:
         findings.add(Finding.NAME)
     if total >= MIN_WEIGHT_TO_ACCUSE:
-        if kept <= 0.0:
-            findings.add(Finding.NO_WORD)
-        elif score < VERY_LOW_COVERAGE_BELOW:
+        if score < VERY_LOW_COVERAGE_BELOW:
             findings.add(Finding.VERY_LOW)
         elif score < LOW_COVERAGE_BELOW:
             findings.add(Finding.COVERAGE)
