@@ -220,7 +220,9 @@ def _words_missing(
     capitals = set(map(_CAPITAL, words[1:]))
     if len(names & missing) >= MIN_NAMES or len(capitals & missing) >= MIN_CAPITALS:
         findings.add(Finding.NAME)
-    if total >= MIN_WEIGHT_TO_ACCUSE:
+    # A short unit is judged on coverage only when none of its words is in a source: words only
+    # a hidden source supports fail beside a visible citation (rule 6b), however few.
+    if total >= MIN_WEIGHT_TO_ACCUSE or (total > 0.0 and kept <= 0.0):
         if score < VERY_LOW_COVERAGE_BELOW:
             findings.add(Finding.VERY_LOW)
         elif score < LOW_COVERAGE_BELOW:
