@@ -102,6 +102,7 @@ OTHER = [
     ("840%", "840 ms", "840%"),
     ("840 seconds", "840 ms", "840 seconds"),
     ("840 ms", "840 seconds", "840 ms"),
+    ("840k ms", "840 ms", "840k ms"),  # a magnitude's digits alone match a bare number only
     ("2026-04-05", "2026-05-04", "2026-04-05"),
     ("-12%", "+12%", "-12%"),
     ("+12%", "-12%", "+12%"),

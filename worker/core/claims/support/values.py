@@ -305,9 +305,8 @@ def _number_keys(
     gives: list[Key] = [("n", v, unit), ("n", v, "*")]
     if unit:
         found.append(("n", v, ""))
-    if exponent:  # a table "in billions": the digits alone, with no magnitude
-        plain = _canonical(value)
-        found += [("n", plain, ""), ("n", plain, unit)] if unit else [("n", plain, "")]
+    if exponent:  # a table "in billions: 4.2": the digits alone, bare (never ``840 ms``)
+        found.append(("n", _canonical(value), ""))
     if sign == "-":
         absolute = v[1:]
         gives += [("abs", absolute, unit), ("abs", absolute, "*")]
