@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 import re
 from decimal import Decimal, InvalidOperation
+from operator import itemgetter
 from typing import NamedTuple
 
 from worker.core.claims.support import dates
@@ -27,6 +28,7 @@ __all__ = [
     "SPELLED",
     "Value",
     "source_keys",
+    "unit_missing",
     "unit_values",
     "value_spans",
     "visible",
@@ -377,21 +379,55 @@ def _number(text: str, start: int, before: str) -> _Reading | None:
     )
 
 
-def _scan(text: str, start: int = 0) -> list[tuple[int, _Reading]]:
+#: What may stand right before and right after an integer alone (no sign, currency, unit,
+#: magnitude, decimal or date part).
+_PLAIN_BEFORE = frozenset(" (\n\t")
+_PLAIN_AFTER = frozenset(",;)]!?\n")
+
+
+def _plain(text: str, at: int, end: int) -> bool:
+    """Whether the run of digits at ``at``..``end`` is an integer alone: what every rule of the
+    grammar reads as just its value (the word before it no month and no currency code, nothing
+    glued to it, and after it a comma, a closing bracket, a sentence's end or the text's)."""
+    after = text[end : end + 1]
+    if after == ".":
+        if text[end + 1 : end + 2] not in ("", " ", "\n"):
+            return False
+    elif after and (after not in _PLAIN_AFTER or text[end + 1 : end + 2].isdigit()):
+        return False
+    if at == 0:
+        return True
+    if text[at - 1] not in _PLAIN_BEFORE:
+        return False
+    word = text[text.rfind(" ", 0, at - 1) + 1 : at - 1].rstrip(".,")
+    return word.lower() not in MONTHS and not (word.isupper() and len(word) == 3)
+
+
+def _scan(text: str, start: int = 0) -> tuple[list[tuple[int, _Reading]], list[tuple[int, str]]]:
     """Every value of ``text`` read with digits, from ``start``, left to right (linear: one step
-    per value, each a bounded match at its first digit)."""
+    per value, each a bounded match at its first digit): the readings, and apart the integers
+    alone (position, digits), the commonest values, whose keys need no reading."""
     out: list[tuple[int, _Reading]] = []
+    plain: list[tuple[int, str]] = []
     search = _DIGIT_RUN.search
     pos = start
     while (d := search(text, pos)) is not None:
-        at = d.start()
-        reading = _read_at(text, at, d.end())
+        at, end = d.span()
+        if _plain(text, at, end):
+            plain.append((at, d.group()))
+            pos = end
+            continue
+        reading = _read_at(text, at, end)
         if reading is None:
-            pos = d.end()
+            pos = end
             continue
         out.append((at, reading))
         pos = max(reading.end, at + 1)
-    return out
+    return out, plain
+
+
+def _plain_key(digits: str) -> str:
+    return digits.lstrip("0") or "0"
 
 
 #: A token with a digit, with a currency code before it and the token after it.
@@ -410,22 +446,55 @@ def value_spans(text: str) -> list[str]:
 def unit_values(text: str, number_words: bool) -> list[Value]:
     """The values of a unit's (visible) text, in order, each once (``number_words``: it has a
     number word, so its numbers in words are read too)."""
+    return [v for _at, v in _unit_values(text, number_words, None)]
+
+
+def unit_missing(text: str, number_words: bool, keys: frozenset[Key]) -> list[Value]:
+    """The values of a unit's (visible) text that ``keys`` (its sources') do not have, in order,
+    each once: an integer alone is looked up by its two keys without a ``Value`` made for it."""
+    return [v for _at, v in _unit_values(text, number_words, keys)]
+
+
+def _unit_values(
+    text: str, number_words: bool, keys: frozenset[Key] | None
+) -> list[tuple[int, Value]]:
+    """``unit_values`` (``keys`` ``None``) or ``unit_missing``, with each value's position."""
     text = visible(text)
     lead = _LIST_NUMBER.match(text)
-    values: dict[tuple[Key, ...], Value] = {}
+    readings, plain = _scan(text, lead.end() if lead is not None else 0)
+    values: dict[tuple[Key, ...], tuple[int, Value]] = {}
     last_end = -1
-    for at, r in _scan(text, lead.end() if lead is not None else 0):
+    for at, r in readings:
         if r.has_unit and last_end >= 0 and _CONVERSION_GAP.match(text, last_end, at) is not None:
             last_end = r.end  # a conversion of the value before it
             continue
-        values.setdefault(r.found_by, Value(r.spelled, r.found_by, r.kind))
+        values.setdefault(r.found_by, (at, Value(r.spelled, r.found_by, r.kind)))
         if r.other_end:
-            values.setdefault(r.other_end, Value(r.spelled, r.other_end, r.kind))
+            values.setdefault(r.other_end, (at, Value(r.spelled, r.other_end, r.kind)))
         last_end = r.end
     if number_words:
         for spelled, found_by, _gives in read_spelled(text, unit=True):
-            values.setdefault(tuple(found_by), Value(spelled, tuple(found_by), SPELLED))
-    return list(values.values())
+            at = text.find(spelled)
+            values.setdefault(tuple(found_by), (at, Value(spelled, tuple(found_by), SPELLED)))
+    if keys is not None:
+        out = [(at, v) for at, v in values.values() if keys.isdisjoint(v.found_by)]
+    else:
+        out = list(values.values())
+    seen: set[str] = set()
+    for at, digits in plain:
+        v = _plain_key(digits)
+        if v in seen or (keys is not None and (("n", v, "*") in keys or ("abs", v, "*") in keys)):
+            continue
+        seen.add(v)
+        found = (("n", v, "*"), ("abs", v, "*"))
+        if found not in values:
+            out.append((at, Value(digits, found, NUMBER)))
+    if plain:
+        out.sort(key=_FIRST)
+    return out
+
+
+_FIRST = itemgetter(0)
 
 
 def source_keys(text: str, number_words: bool) -> set[Key]:
@@ -433,8 +502,13 @@ def source_keys(text: str, number_words: bool) -> set[Key]:
     (``number_words``: it has a number word)."""
     text = visible(text)
     keys: set[Key] = set()
-    for _at, r in _scan(text):
+    readings, plain = _scan(text)
+    for _at, r in readings:
         keys.update(r.gives)
+    for _at, digits in plain:
+        v = _plain_key(digits)
+        keys.add(("n", v, ""))
+        keys.add(("n", v, "*"))
     if number_words:
         for _spelled, _found_by, gives in read_spelled(text, unit=False):
             keys.update(gives)

@@ -23,7 +23,7 @@ from worker.core.claims.support.values import (
     NUMBER,
     SPELLED,
     Value,
-    unit_values,
+    unit_missing,
     value_spans,
 )
 from worker.core.claims.support.values import visible as _visible
@@ -260,11 +260,7 @@ def _missing_values(
     findings: set[Finding],
 ) -> tuple[str, ...]:
     """The unit's values no source has (as the unit spells them); their kinds into ``findings``."""
-    values: list[Value] = unit_values(text, number_words)
-    if not values:
-        return ()
-    keys = index.union_keys(texts)
-    missing = [v for v in values if keys.isdisjoint(v.found_by)]
+    missing: list[Value] = unit_missing(text, number_words, index.union_keys(texts))
     findings.update(_KIND[v.kind] for v in missing)
     return tuple(dict.fromkeys(v.spelled for v in missing))  # a range's two ends: once
 

@@ -55,6 +55,7 @@ _NEGATION = re.compile(
     r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot)\b|n['’]t\b",
     re.IGNORECASE,
 )
+_DIGIT = re.compile(r"\d")
 #: ASCII punctuation (``_`` too) to spaces: hyphens and apostrophes split words.
 _ASCII_SPACES = bytes(b if chr(b).isalnum() or chr(b).isspace() else 32 for b in range(256))
 #: Negations as words (``t``: what the split leaves of ``didn't``).
@@ -139,9 +140,11 @@ def tokens(text: str) -> list[str]:
             for run in _CJK.findall(text):
                 found += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
         return found
-    # ASCII: punctuation to spaces by a byte table, then ``split`` (C-level; a token led by a
-    # digit, ``2b`` of ``4.2b``, is a value's and weighs nothing: ``Words``).
-    return text.encode("ascii").translate(_ASCII_SPACES).decode("ascii").split()
+    # ASCII: punctuation to spaces by a byte table, then ``split`` (C-level).
+    found = text.encode("ascii").translate(_ASCII_SPACES).decode("ascii").split()
+    if _DIGIT.search(text) is None:
+        return found
+    return [w for w in found if not w[0].isdigit()]  # a value's (``2b`` of ``4.2b``), no word
 
 
 def negates(text: str) -> bool:
