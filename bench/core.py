@@ -20,7 +20,7 @@ Drafts are parsed from their envelope bytes up front, so no two drafts share an 
 
 Support (rule 6b): the typical answer and the report with the check (the default ``enforce``)
 and without it (``support: off``), in alternate slices of each round; printed as the share of
-the core's CPU time the check takes (target <= 25 %, docs/support.md), twice: with one ``SourceIndex`` for the 64
+the core's CPU time the check takes (target <= 25 %), twice: with one ``SourceIndex`` for the 64
 drafts as the worker shares one per batch (``per batch``: every source is read once a pass) and
 with one per draft (``per draft``: as if no two drafts of a batch cited the same source). Every
 source of the bench says what the drafts say, so the drafts are grounded and the check runs on
