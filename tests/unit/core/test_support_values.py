@@ -12,7 +12,7 @@ import pytest
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind
 from worker.core.claims.support import Finding, SourceIndex, SourceText, check_support
-from worker.core.claims.support.values import source_keys, unit_values, visible
+from worker.core.claims.support.scan import source_keys, unit_values, visible
 
 A = CitationRef(EvidenceKind.OBS, 1)
 

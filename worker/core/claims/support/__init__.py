@@ -7,8 +7,9 @@ caller passes the *visible* sources only: words that only a hidden source suppor
 even inside a unit that also cites a visible source. The measure and its thresholds:
 ``docs/support.md``; their choice: ``docs/decisions.md``.
 
-- ``values``: the grammar of values (numbers, amounts, units, percentages), with ``dates``
+- ``values``: the grammar of one value (numbers, amounts, units, percentages), with ``dates``
   (dates, ranges, months, decades, times, quarters) and ``spelled`` (numbers in words);
+- ``scan``: the values of a whole text as the reader sees it, a unit's or a source's;
 - ``words``: words stemmed (Snowball) and weighed by rarity (Zipf frequencies);
 - ``index``: each source read once per batch, the union of a unit's sources looked up once;
 - ``verdict``: the findings and the level, from each kind's measured precision.

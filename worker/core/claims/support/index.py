@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from worker.core.citations.evidence import CitationRef
 from worker.core.claims.support.dates import Key
-from worker.core.claims.support.values import value_spans, visible
+from worker.core.claims.support.scan import source_keys, value_spans, visible
 from worker.core.claims.support.words import Words, negates, tokens
 
 __all__ = ["Cited", "SourceIndex", "SourceRead", "SourceText"]
@@ -90,8 +90,6 @@ class SourceIndex:
 
     def keys(self, text: str) -> frozenset[Key]:
         """The value keys of the source ``text`` (read once per index, when first needed)."""
-        from worker.core.claims.support.values import source_keys  # noqa: PLC0415
-
         found = self._keys.get(text)
         if found is None:
             found = self._keys[text] = frozenset(source_keys(text, self.read(text).number_words))

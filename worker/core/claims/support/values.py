@@ -6,32 +6,29 @@ a unit's and a source's alike, and gives each the keys of what it *is*.
 never ``4.2 million``; ``840 ms`` is neither ``840 seconds`` nor ``840%``; ``-12%`` is not
 ``+12%``; ``Q3`` is not ``Q4``; ``Falcon-4.2B`` has a value; ``13th`` = ``thirteenth`` = 13;
 ``12 to 18 April 2015`` is its two ends; ``June 2017`` is supported by any date inside it, the
-``2000s`` by any year inside them. The text is what the reader sees (``visible``): a link's URL
-and a character reference (``&#8239;``) are not read as digits. Decisions: ``docs/decisions.md``.
+``2000s`` by any year inside them. This module reads one value at its first digit
+(``read_at``); ``scan.py`` reads a whole text. Decisions: ``docs/decisions.md``.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from decimal import Decimal, InvalidOperation
-from operator import itemgetter
 from typing import NamedTuple
 
 from worker.core.claims.support import dates
 from worker.core.claims.support.dates import MONTHS, Key
-from worker.core.claims.support.spelled import read_spelled
 
 __all__ = [
     "DATE",
+    "MAGNITUDES",
     "NUMBER",
     "SPELLED",
+    "UNITS",
+    "Reading",
     "Value",
-    "source_keys",
-    "unit_missing",
-    "unit_values",
-    "value_spans",
-    "visible",
+    "new",
+    "read_at",
 ]
 
 #: Kinds of value (each its own kind of finding when missing: ``verdict.py``).
@@ -102,31 +99,10 @@ _SUFFIX = re.compile(
     re.IGNORECASE,
 )
 _VERSION = re.compile(r"\d+(?:\.\d+){2,}(?![\d.]?\d)")
-_DIGIT_RUN = re.compile(r"\d+")
 #: What before a number may sign it or make it an amount.
 _SIGNS_AND_CURRENCIES = "-+−$€£¥₹"
 #: ``tuple.__new__``: a NamedTuple from all its fields without its Python ``__new__``.
-_new = tuple.__new__
-_LIST_NUMBER = re.compile(r"\s*\(?\d{1,3}[.)]\s")
-#: A value with a unit in parentheses right after another value (maybe its unit word between)
-#: is its conversion (``18 in (460 mm)``, ``$4.2 billion (€3.9 billion)``): checked once.
-_CONVERSION_GAP = re.compile(
-    r"\s*(?:[^\W\d_]{1,6}\.?\s*)?\(\s*(?:about|approximately|approx\.|around|c\.|ca\.|~|≈)?\s*$",
-    re.IGNORECASE,
-)
-#: What a reader never sees as text: a link's destination, an autolink, a bare URL; character
-#: references are read as the characters they stand for.
-_HIDDEN_TEXT = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)|<[a-z][a-z0-9+.-]*:[^>\s]*>|"
-                          r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)  # fmt: skip
-
-
-def visible(text: str) -> str:
-    """``text`` as the reader sees its digits: URLs out, character references decoded."""
-    if "://" in text or "](" in text or "<" in text:
-        text = _HIDDEN_TEXT.sub(lambda m: "]" if m.group(0)[0] == "]" else " ", text)
-    if "&" in text:
-        text = html.unescape(text)
-    return text
+new = tuple.__new__
 
 
 def _decimal(digits: str) -> Decimal | None:
@@ -140,7 +116,7 @@ def _canonical(value: Decimal) -> str:
     return f"{value.normalize():f}"
 
 
-class _Reading(NamedTuple):
+class Reading(NamedTuple):
     """One value read at a position: the unit's keys, the source's keys, its kind, its end, and
     whether it carries a unit or currency (for a conversion after it)."""
 
@@ -154,7 +130,7 @@ class _Reading(NamedTuple):
     other_end: tuple[Key, ...] = ()
 
 
-def _read_at(text: str, start: int, run_end: int) -> _Reading | None:
+def read_at(text: str, start: int, run_end: int) -> Reading | None:
     """The value whose first digit is at ``start`` and whose first run of digits ends at
     ``run_end`` (``None``: not a value). The character after the run picks the rules that may
     apply (most numbers are plain: one or two bounded matches)."""
@@ -175,16 +151,16 @@ def _read_at(text: str, start: int, run_end: int) -> _Reading | None:
         return _day_first(m)
     if start and text[start - 1] in "Qq" and _QUARTER.match(text, start - 1) is not None:
         key = ("q", int(text[start]))
-        return _Reading(text[start - 1 : start + 1], (key,), (key,), DATE, start + 1, False)
+        return Reading(text[start - 1 : start + 1], (key,), (key,), DATE, start + 1, False)
     century = _YEAR_RANGE_END.search(before) if last in "-–/" else None
     if century is not None and _TWO_DIGITS.match(text, start):
         ends = century.group(1) + text[start : start + 2]  # ``2018–19``: 2019
         both: tuple[Key, ...] = (("n", ends, ""), ("n", ends, "*"))
-        return _Reading(text[start : start + 2], (("n", ends, "*"),), both, DATE, start + 2, False)
+        return Reading(text[start : start + 2], (("n", ends, "*"),), both, DATE, start + 2, False)
     return _number(text, start, before)
 
 
-def _read_dated(text: str, start: int, sep: str, run: int) -> _Reading | None:
+def _read_dated(text: str, start: int, sep: str, run: int) -> Reading | None:
     """An ISO date or RFC 3339 timestamp, a time, a numeric date or a version string."""
     if run == 4 and sep in "-/" and (m := dates.ISO.match(text, start)) is not None:
         y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
@@ -197,11 +173,11 @@ def _read_dated(text: str, start: int, sep: str, run: int) -> _Reading | None:
             t = dates.time_key(int(m.group(4)), int(m.group(5)), None)
             if t is not None:
                 gives.append(t)
-        return _Reading(m.group(0), tuple(found), tuple(gives), DATE, m.end(), False)
+        return Reading(m.group(0), tuple(found), tuple(gives), DATE, m.end(), False)
     if sep == ":" and (m := dates.TIME.match(text, start)) is not None:
         t = dates.time_key(int(m.group(1)), int(m.group(2)), m.group(3))
         if t is not None:
-            return _Reading(m.group(0), (t,), (t,), DATE, m.end(), False)
+            return Reading(m.group(0), (t,), (t,), DATE, m.end(), False)
     if run <= 2 and sep in "/." and (m := dates.NUMERIC.match(text, start)) is not None:
         a, b, year = int(m.group(1)), int(m.group(3)), int(m.group(4))
         year = year + 2000 if year < 100 else year
@@ -209,10 +185,10 @@ def _read_dated(text: str, start: int, sep: str, run: int) -> _Reading | None:
         found = [k for mo, d in readings if (k := dates.day_keys(year, mo, d)) is not None]
         gives = [k for mo, d in readings for k in dates.source_day_keys(year, mo, d)]
         if found:
-            return _Reading(m.group(0), tuple(found), tuple(gives), DATE, m.end(), False)
+            return Reading(m.group(0), tuple(found), tuple(gives), DATE, m.end(), False)
     if sep == "." and (m := _VERSION.match(text, start)) is not None:
         key = ("v", m.group(0))
-        return _Reading(m.group(0), (key,), (key,), NUMBER, m.end(), False)
+        return Reading(m.group(0), (key,), (key,), NUMBER, m.end(), False)
     return None
 
 
@@ -224,7 +200,7 @@ _TWO_DIGITS = re.compile(r"\d{2}(?![\d.,])")
 _YEAR = re.compile(r"\d{4}(?!\d)")
 
 
-def _month_first(text: str, start: int, month: re.Match[str]) -> _Reading | None:
+def _month_first(text: str, start: int, month: re.Match[str]) -> Reading | None:
     """``May 4, 2026``, ``April 12–18, 2015``, ``June 2017``: a number just after its month."""
     mo = MONTHS[month.group(1).lower()]
     spelled_from = start - len(month.group(0))
@@ -232,7 +208,7 @@ def _month_first(text: str, start: int, month: re.Match[str]) -> _Reading | None
         key = dates.month_keys(int(y.group(0)), mo)
         spelled = month.group(1) + " " + y.group(0)
         month_gives = tuple(dates.source_month_keys(int(y.group(0)), mo))
-        return _Reading(spelled, (key,), month_gives, DATE, y.end(), False)
+        return Reading(spelled, (key,), month_gives, DATE, y.end(), False)
     m = dates.MONTH_FIRST_REST.match(text, start)
     if m is None:
         return None
@@ -248,10 +224,10 @@ def _month_first(text: str, start: int, month: re.Match[str]) -> _Reading | None
     gives = [k for mo_, d in days for k in dates.source_day_keys(year, mo_, d)]
     spelled = text[spelled_from : m.end()].strip()
     ends = (found[1],) if len(found) > 1 else ()
-    return _Reading(spelled, found[:1], tuple(gives), DATE, m.end(), False, ends)
+    return Reading(spelled, found[:1], tuple(gives), DATE, m.end(), False, ends)
 
 
-def _day_first(m: re.Match[str]) -> _Reading | None:
+def _day_first(m: re.Match[str]) -> Reading | None:
     """``4 May 2026``, ``12 to 18 April 2015``, ``4th of May``."""
     mo = MONTHS[m.group(3).lower()]
     year = int(m.group(4)) if m.group(4) else None
@@ -264,7 +240,7 @@ def _day_first(m: re.Match[str]) -> _Reading | None:
     gives = [k for d in days for k in dates.source_day_keys(year, mo, d)]
     ends = (found[1],) if len(found) > 1 else ()
     spelled = m.group(0).rstrip(",. ")
-    return _Reading(spelled, found[:1], tuple(gives), DATE, m.end(), False, ends)
+    return Reading(spelled, found[:1], tuple(gives), DATE, m.end(), False, ends)
 
 
 def _digits(m: re.Match[str]) -> tuple[Decimal | None, list[str]]:
@@ -321,7 +297,7 @@ def _number_keys(
     return found, gives
 
 
-def _number(text: str, start: int, before: str) -> _Reading | None:
+def _number(text: str, start: int, before: str) -> Reading | None:
     """A number with its sign, currency, magnitude, unit, percent or ordinal."""
     m = _NUMBER.match(text, start)
     if m is None:
@@ -335,8 +311,8 @@ def _number(text: str, start: int, before: str) -> _Reading | None:
             # without ``Decimal``.
             v = plain.lstrip("0") or "0"
             plain_keys: tuple[Key, ...] = (("n", v, "*"), ("abs", v, "*"))
-            return _new(
-                _Reading, (plain, plain_keys, (("n", v, ""), plain_keys[0]), NUMBER, end, False, ())
+            return new(
+                Reading, (plain, plain_keys, (("n", v, ""), plain_keys[0]), NUMBER, end, False, ())
             )
     value, parts = _digits(m)
     if value is None:
@@ -351,11 +327,11 @@ def _number(text: str, start: int, before: str) -> _Reading | None:
                 keys = tuple(dates.decade_keys(int(m.group(0))))
                 give: tuple[Key, ...] = (("dec", int(m.group(0))), ("n", m.group(0), ""),
                                          ("n", m.group(0), "*"))  # fmt: skip
-                return _Reading(text[start : s.end()], keys, give, DATE, s.end(), False)
+                return Reading(text[start : s.end()], keys, give, DATE, s.end(), False)
         elif s.group("ampm"):
             t = dates.time_key(int(value), 0, s.group("ampm"))
             if t is not None and value == int(value):
-                return _Reading(text[start : s.end()], (t,), (t,), DATE, s.end(), False)
+                return Reading(text[start : s.end()], (t,), (t,), DATE, s.end(), False)
         elif s.group("pct"):
             unit, end = "%", s.end()
         elif s.group("deg"):
@@ -374,142 +350,6 @@ def _number(text: str, start: int, before: str) -> _Reading | None:
         value = -value
     found, gives = _number_keys(value, exponent, unit, sign, parts)
     spelled = text[spelled_start:end].strip()
-    return _Reading(
+    return Reading(
         spelled, tuple(found), tuple(gives), kind, end, bool(unit and unit != "%") or bool(exponent)
     )
-
-
-#: What may stand right before and right after an integer alone (no sign, currency, unit,
-#: magnitude, decimal or date part).
-_PLAIN_BEFORE = frozenset(" (\n\t")
-_PLAIN_AFTER = frozenset(",;)]!?\n")
-
-
-def _plain(text: str, at: int, end: int) -> bool:
-    """Whether the run of digits at ``at``..``end`` is an integer alone: what every rule of the
-    grammar reads as just its value (the word before it no month and no currency code, nothing
-    glued to it, and after it a comma, a closing bracket, a sentence's end or the text's)."""
-    after = text[end : end + 1]
-    if after == ".":
-        if text[end + 1 : end + 2] not in ("", " ", "\n"):
-            return False
-    elif after and (after not in _PLAIN_AFTER or text[end + 1 : end + 2].isdigit()):
-        return False
-    if at == 0:
-        return True
-    if text[at - 1] not in _PLAIN_BEFORE:
-        return False
-    word = text[text.rfind(" ", 0, at - 1) + 1 : at - 1].rstrip(".,")
-    return word.lower() not in MONTHS and not (word.isupper() and len(word) == 3)
-
-
-def _scan(text: str, start: int = 0) -> tuple[list[tuple[int, _Reading]], list[tuple[int, str]]]:
-    """Every value of ``text`` read with digits, from ``start``, left to right (linear: one step
-    per value, each a bounded match at its first digit): the readings, and apart the integers
-    alone (position, digits), the commonest values, whose keys need no reading."""
-    out: list[tuple[int, _Reading]] = []
-    plain: list[tuple[int, str]] = []
-    search = _DIGIT_RUN.search
-    pos = start
-    while (d := search(text, pos)) is not None:
-        at, end = d.span()
-        if _plain(text, at, end):
-            plain.append((at, d.group()))
-            pos = end
-            continue
-        reading = _read_at(text, at, end)
-        if reading is None:
-            pos = end
-            continue
-        out.append((at, reading))
-        pos = max(reading.end, at + 1)
-    return out, plain
-
-
-def _plain_key(digits: str) -> str:
-    return digits.lstrip("0") or "0"
-
-
-#: A token with a digit, with a currency code before it and the token after it.
-_SPAN = re.compile(r"(?<!\S)(?:[A-Z]{3}\s)?[^\s\d]*\d\S*(?:\s+\S+)?")
-
-
-def value_spans(text: str) -> list[str]:
-    """Each whitespace-separated token with a digit, with the token after it (and a currency
-    code before it): a unit whose every span is some cited source's too, and that names no
-    month and no number in words, reads its values as that source does (the same characters
-    after each number, a sign or currency glued to it), so its values need no reading
-    (``verdict.py``). Anything else is read by the grammar."""
-    return _SPAN.findall(text)
-
-
-def unit_values(text: str, number_words: bool) -> list[Value]:
-    """The values of a unit's (visible) text, in order, each once (``number_words``: it has a
-    number word, so its numbers in words are read too)."""
-    return [v for _at, v in _unit_values(text, number_words, None)]
-
-
-def unit_missing(text: str, number_words: bool, keys: frozenset[Key]) -> list[Value]:
-    """The values of a unit's (visible) text that ``keys`` (its sources') do not have, in order,
-    each once: an integer alone is looked up by its two keys without a ``Value`` made for it."""
-    return [v for _at, v in _unit_values(text, number_words, keys)]
-
-
-def _unit_values(
-    text: str, number_words: bool, keys: frozenset[Key] | None
-) -> list[tuple[int, Value]]:
-    """``unit_values`` (``keys`` ``None``) or ``unit_missing``, with each value's position."""
-    text = visible(text)
-    lead = _LIST_NUMBER.match(text)
-    readings, plain = _scan(text, lead.end() if lead is not None else 0)
-    values: dict[tuple[Key, ...], tuple[int, Value]] = {}
-    last_end = -1
-    for at, r in readings:
-        if r.has_unit and last_end >= 0 and _CONVERSION_GAP.match(text, last_end, at) is not None:
-            last_end = r.end  # a conversion of the value before it
-            continue
-        values.setdefault(r.found_by, (at, Value(r.spelled, r.found_by, r.kind)))
-        if r.other_end:
-            values.setdefault(r.other_end, (at, Value(r.spelled, r.other_end, r.kind)))
-        last_end = r.end
-    if number_words:
-        for spelled, found_by, _gives in read_spelled(text, unit=True):
-            at = text.find(spelled)
-            values.setdefault(tuple(found_by), (at, Value(spelled, tuple(found_by), SPELLED)))
-    if keys is not None:
-        out = [(at, v) for at, v in values.values() if keys.isdisjoint(v.found_by)]
-    else:
-        out = list(values.values())
-    seen: set[str] = set()
-    for at, digits in plain:
-        v = _plain_key(digits)
-        if v in seen or (keys is not None and (("n", v, "*") in keys or ("abs", v, "*") in keys)):
-            continue
-        seen.add(v)
-        found = (("n", v, "*"), ("abs", v, "*"))
-        if found not in values:
-            out.append((at, Value(digits, found, NUMBER)))
-    if plain:
-        out.sort(key=_FIRST)
-    return out
-
-
-_FIRST = itemgetter(0)
-
-
-def source_keys(text: str, number_words: bool) -> set[Key]:
-    """Every key a source's (visible) text gives: its values and what contains them
-    (``number_words``: it has a number word)."""
-    text = visible(text)
-    keys: set[Key] = set()
-    readings, plain = _scan(text)
-    for _at, r in readings:
-        keys.update(r.gives)
-    for _at, digits in plain:
-        v = _plain_key(digits)
-        keys.add(("n", v, ""))
-        keys.add(("n", v, "*"))
-    if number_words:
-        for _spelled, _found_by, gives in read_spelled(text, unit=False):
-            keys.update(gives)
-    return keys

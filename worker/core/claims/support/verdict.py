@@ -18,15 +18,9 @@ from typing import NamedTuple
 
 from worker.core.citations.evidence import CitationRef
 from worker.core.claims.support.index import Cited, SourceIndex, SourceRead, SourceText
-from worker.core.claims.support.values import (
-    DATE,
-    NUMBER,
-    SPELLED,
-    Value,
-    unit_missing,
-    value_spans,
-)
-from worker.core.claims.support.values import visible as _visible
+from worker.core.claims.support.scan import unit_missing, value_spans
+from worker.core.claims.support.scan import visible as _visible
+from worker.core.claims.support.values import DATE, NUMBER, SPELLED, Value
 from worker.core.claims.support.words import Word, tokens
 from worker.core.contract import SupportLevel
 
