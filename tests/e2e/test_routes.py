@@ -485,8 +485,23 @@ PLANTED = {
         "Checkout p95 latency rose to 940 ms after the 14:05 UTC deploy [OBS-1001].",
         "no cited source has 940",
     ),
+    # A changed unit: OBS-1001 says 840 ms, not seconds.
+    "unit": (
+        "Checkout p95 latency rose to 840 seconds after the 14:05 UTC deploy [OBS-1001].",
+        "no cited source has 840 seconds",
+    ),
+    # A changed magnitude: 840 ms, not 840 thousand.
+    "magnitude": (
+        "Checkout p95 latency rose to 840k ms after the 14:05 UTC deploy [OBS-1001].",
+        "no cited source has 840k ms",
+    ),
+    # A decimal comma: OBS-1002 says 3.2x, and 3,5 is 3.5.
+    "decimal comma": (
+        "Refund volume for EU cards is 3,5x the 28-day baseline [OBS-1002].",
+        "no cited source has 3,5",
+    ),
     # A changed entity: the claim is about the Initech renewal, the event about a deploy.
-    "entity": ("The Initech renewal slipped to the third quarter [EVT-501].", "missing: initech"),
+    "entity": ("The Initech renewal slipped after the deploy [EVT-501].", "missing: Initech"),
     # A negation no source makes.
     "negation": (
         "Checkout p95 latency did not rise after the 14:05 UTC deploy [OBS-1001].",

@@ -383,8 +383,6 @@ def _quotes_in_source_words(
     return {**redacted, "citations": out}
 
 
-_VERIFIED = frozenset({QuoteCheck.EXACT, QuoteCheck.TOLERANT})
-
 
 def _source_texts(
     resolved: Mapping[CitationRef, object],
@@ -392,16 +390,13 @@ def _source_texts(
     first_quote: Mapping[CitationRef, str],
     worst: Mapping[CitationRef, QuoteCheck],
 ) -> dict[CitationRef, str]:
-    """Rule 6b: what each resolved ref is checked against — its verified quote (every quote of it
-    checked ``exact`` or ``tolerant``), else its ``summary`` (OBS, EVT) or ``title`` and ``text``
-    (DOC). Hidden refs are not resolved, so they have none."""
+    """Rule 6b (v4): what each resolved ref is checked against — the whole visible source, its
+    ``summary`` (OBS, EVT) or ``title`` and ``text`` (DOC); a verified quote is part of its
+    source, so it never narrows it. Hidden refs are not resolved, so they have none."""
+    del first_quote, worst  # v3 narrowed a source to its verified quote; v4 does not
     texts: dict[CitationRef, str] = {}
     doc = EvidenceKind.DOC
     for ref in resolved:
-        quote = first_quote.get(ref)
-        if quote is not None and worst.get(ref) in _VERIFIED:
-            texts[ref] = quote
-            continue
         record = evidence[ref]
         if ref.kind is doc and record.title:
             texts[ref] = f"{record.title}\n{record.text or ''}"

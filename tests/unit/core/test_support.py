@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind
 from worker.core.claims.support import (
+    Finding,
     SourceIndex,
     SourceText,
     check_support,
@@ -51,21 +52,26 @@ def test_the_same_value_written_another_way_is_supported(unit: str, source: str)
 
 
 @pytest.mark.parametrize(
-    ("unit", "source", "missing"),
+    ("unit", "source", "missing", "expected"),
     [
-        ("Aurora loitered 40 hours near the corridor.", "Aurora loitered 14 hours near it.", "40"),
-        ("Latency rose to 940 ms.", LATENCY, "940"),
-        ("Revenue reached 4.2B.", "Revenue reached 4.2 million.", "4.2B"),
-        ("The vessel entered on May 5, 2026.", "The vessel entered on 2026-05-04.", "May 5, 2026"),
-        ("Refunds rose 13% overnight.", "Refunds rose 12 percent overnight.", "13%"),
-        ("The deploy went out at 14:06 UTC.", "Deploy at 14:05 UTC today.", "14:06"),
+        ("Aurora loitered 40 hours near the corridor.", "Aurora loitered 14 hours near it.",
+         "40 hours", SupportLevel.UNSUPPORTED),
+        ("Latency rose to 940 ms.", LATENCY, "940 ms", SupportLevel.UNSUPPORTED),
+        ("Revenue reached 4.2B.", "Revenue reached 4.2 million.", "4.2B", SupportLevel.UNSUPPORTED),
+        ("Refunds rose 13% overnight.", "Refunds rose 12 percent overnight.", "13%",
+         SupportLevel.UNSUPPORTED),
+        # Dates and times: ``missing_date``, below 0.9 precision on WiCE test: ``weak``.
+        ("The vessel entered on May 5, 2026.", "The vessel entered on 2026-05-04.", "May 5, 2026",
+         SupportLevel.WEAK),
+        ("The deploy went out at 14:06 UTC.", "Deploy at 14:05 UTC today.", "14:06",
+         SupportLevel.WEAK),
     ],
-)
-def test_a_number_no_source_has_is_unsupported_and_named(
-    unit: str, source: str, missing: str
+)  # fmt: skip
+def test_a_value_no_source_has_is_named_and_its_kind_decides_the_level(
+    unit: str, source: str, missing: str, expected: SupportLevel
 ) -> None:
     result = check_support(unit, [SourceText(A, source)])
-    assert result.level is SupportLevel.UNSUPPORTED
+    assert result.level is expected
     assert result.missing_numbers == (missing,)
 
 
@@ -93,7 +99,9 @@ def test_an_unrelated_source_is_unsupported_with_its_missing_words() -> None:
     result = check_support(
         "The harbour master resigned over cancelled fuel contracts.", [SourceText(A, LATENCY)]
     )
+    # ``very_low_coverage`` (none found at all), 1.00 precision on WiCE test: it fails.
     assert result.level is SupportLevel.UNSUPPORTED
+    assert result.findings == (Finding.VERY_LOW,)
     assert result.score == 0.0
     words = ("harbour", "master", "resigned", "cancelled", "fuel", "contracts")
     assert result.missing_words == words
@@ -107,10 +115,13 @@ def test_a_partly_covered_unit_is_weak_never_a_failure_level() -> None:
     assert result.level is SupportLevel.WEAK
 
 
-def test_a_short_unit_is_accused_on_words_only_when_none_is_in_a_source() -> None:
-    assert level("Latency begins.", LATENCY) is SupportLevel.WEAK
-    assert level("Harbour strike.", LATENCY) is SupportLevel.UNSUPPORTED
-    assert level("Entry.", LATENCY) is SupportLevel.UNSUPPORTED  # ``entered`` is another stem
+def test_a_name_no_source_has_is_unsupported() -> None:
+    source = "Aurora loitered near the northern corridor for three hours."
+    result = check_support("Valkoria loitered near the northern corridor.", [SourceText(A, source)])
+    assert (result.level, result.findings) == (SupportLevel.UNSUPPORTED, (Finding.NAME,))
+    assert result.missing_words == ("Valkoria",)
+    ok = check_support("Aurora loitered near the northern corridor.", [SourceText(A, source)])
+    assert (ok.level, ok.findings) == (SupportLevel.SUPPORTED, ())
 
 
 def test_words_accuse_false_reports_coverage_but_accuses_numbers_only() -> None:
@@ -144,7 +155,8 @@ def test_a_negation_a_source_makes_too_is_supported() -> None:
 def test_cjk_text_is_read_as_bigrams() -> None:
     source = "奥罗拉号在北部走廊停留了三个小时。"
     assert level("奥罗拉号在北部走廊停留。", source) is SupportLevel.SUPPORTED
-    assert level("油轮在南部港口被扣押了。", source) is SupportLevel.UNSUPPORTED
+    result = check_support("油轮在南部港口被扣押了。", [SourceText(A, source)])
+    assert (result.level, result.findings) == (SupportLevel.UNSUPPORTED, (Finding.VERY_LOW,))
 
 
 def test_no_source_text_is_unchecked_never_an_accusation() -> None:
@@ -164,12 +176,10 @@ def test_union_of_sources_and_the_closest_one() -> None:
     result = check_support(unit, [SourceText(B, deploy), SourceText(A, LATENCY)])
     assert result.level is SupportLevel.SUPPORTED  # 840 from one source, the rollout from the other
     assert result.missing_words == ()
-    # Five of the unit's words in each: a tie goes to the source given first.
-    assert result.closest == B
-    assert check_support(unit, [SourceText(A, LATENCY), SourceText(B, deploy)]).closest == A
-    # One word more in the latency source: it is the closest whatever the order.
-    unit += " Checkout too."
+    # A unit mostly in the latency source: it is the closest whatever the order.
+    unit = "Checkout p95 latency rose within ten minutes of the deploy."
     assert check_support(unit, [SourceText(B, deploy), SourceText(A, LATENCY)]).closest == A
+    assert check_support(unit, [SourceText(A, LATENCY), SourceText(B, deploy)]).closest == A
 
 
 def test_a_source_index_reads_each_text_once_and_gives_the_same_results() -> None:
@@ -206,3 +216,30 @@ def test_a_sources_own_sentence_is_supported(text: str) -> None:
     assert result.level is SupportLevel.SUPPORTED
     assert result.missing_numbers == ()
     assert result.missing_words == ()
+
+
+def test_a_unit_citing_many_sources_looks_each_value_up_once_in_their_union() -> None:
+    """Linear by construction (``index.py``): each source's value keys are read once per index,
+    their union once per distinct set of sources, and a unit's values are looked up in that one
+    set: 1,000 sources cost 1,000 readings, not values × sources."""
+    reads: list[str] = []
+
+    class Counting(SourceIndex):
+        __slots__ = ()
+
+        def keys(self, text: str) -> frozenset[tuple[object, ...]]:
+            reads.append(text)
+            return super().keys(text)
+
+    sources = [
+        SourceText(CitationRef(EvidenceKind.OBS, i), f"Buoy {i} read {i} nm.") for i in range(1000)
+    ]
+    index = Counting()
+    unit = "Buoys read " + ", ".join(f"{i} nm" for i in range(0, 1000, 7)) + ", and 5000 nm."
+    first = check_support(unit, sources, index)
+    assert first.missing_numbers == ("5000 nm",)
+    assert len(reads) == 1000
+    union = index.union_keys(sources)
+    assert union is index.union_keys(list(reversed(sources)))  # once per set of sources
+    assert check_support(unit, sources, index) == first
+    assert len(reads) == 1000  # a second unit citing the same sources reads none again

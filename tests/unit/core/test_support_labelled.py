@@ -1,8 +1,7 @@
 """The support check's thresholds against the labelled set (``tests/data/support/claims.jsonl``).
 
-The figures are ``scripts/support_eval.py``'s (``docs/support.md``); this guards them in CI: a
-change to the measure that accuses supported claims (precision of ``unsupported`` below 0.9 on
-the held-out half) or stops catching changed numbers, negations and unrelated sources fails here.
+Written by the project knowing the measure, so a regression set only: a change that accuses a
+supported paraphrase or lets a changed value, negation or unrelated source pass fails here.
 """
 
 from __future__ import annotations
@@ -32,24 +31,16 @@ def test_the_set_is_what_the_docs_describe() -> None:
     assert len({i["id"] for i in ITEMS}) == 80
 
 
-def test_unsupported_on_the_held_out_half_is_precise_and_catches_most() -> None:
-    held_out = [i for i in ITEMS if i["id"] % 2 == 0]
-    accused = [i for i in held_out if level(i) == "unsupported"]
-    unsupported = [i for i in held_out if i["label"] == "unsupported"]
-    hits = [i for i in accused if i["label"] == "unsupported"]
-    assert len(hits) / len(accused) >= 0.9  # precision: a false accusation costs a regeneration
-    assert len(hits) / len(unsupported) >= 0.85
-
-
-def test_every_changed_number_and_negation_is_caught_everywhere_but_spelled_numbers() -> None:
-    missed = [
-        i["id"]
-        for i in ITEMS
-        if i["kind"] in ("number", "negation", "unrelated") and level(i) != "unsupported"
-    ]
-    assert missed == [76]  # "nine ... boats" where the source says "four": spelled out
+def test_no_changed_value_negation_or_unrelated_source_passes_as_supported() -> None:
+    """The project's own set is a regression test, not the yardstick (that is WiCE:
+    ``test_support_wice.py``). Changed dates and times are ``weak``: ``missing_date`` is below
+    0.9 precision on WiCE test."""
+    changed = [i for i in ITEMS if i["kind"] in ("number", "negation", "unrelated")]
+    assert [i["id"] for i in changed if level(i) == "supported"] == []
+    weak = [i["id"] for i in changed if level(i) == "weak"]
+    assert weak == [10, 16, 26, 32, 70]
 
 
 def test_no_supported_paraphrase_is_accused() -> None:
-    accused = [i["id"] for i in ITEMS if i["label"] == "supported" and level(i) == "unsupported"]
-    assert accused == []
+    accused = [i["id"] for i in ITEMS if i["label"] != "unsupported" and level(i) == "unsupported"]
+    assert accused == [52, 66]  # both ``partial``: most of the sentence is new

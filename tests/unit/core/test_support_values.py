@@ -1,0 +1,164 @@
+"""Values as values (contract rule 6b, v4): one form per line, each way.
+
+Each row is (unit, source, what the unit's missing values are): ``()`` where the source gives
+the same value in another spelling, the unit's own spelling of the value where it does not.
+The first table is supported both ways (the unit as source and the source as unit too); the
+second fails the way it is written and its mirror row follows it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.claims.support import Finding, SourceIndex, SourceText, check_support
+from worker.core.claims.support.scan import source_keys, unit_values, visible
+
+A = CitationRef(EvidenceKind.OBS, 1)
+
+
+def missing(unit: str, source: str) -> tuple[str, ...]:
+    return check_support(unit, [SourceText(A, source)], SourceIndex()).missing_numbers
+
+
+#: The same value, spelled two ways: each supports the other.
+SAME = [
+    ("1,281 vessels", "1281 vessels"),
+    ("1 281 vessels", "1,281 vessels"),
+    ("1\u202f281 vessels", "1281 vessels"),  # narrow no-break space
+    ("1\u2009281 vessels", "1281 vessels"),  # thin space
+    ("1.281,5 tonnes", "1281.5 tonnes"),  # European
+    ("4,2 Mrd", "4.2 billion"),  # decimal comma, German magnitude
+    ("4.2B", "4.2 billion"),
+    ("4.2 B", "4.2bn"),
+    ("4.2 mln", "4.2 million"),
+    ("4.2M", "4,200,000"),
+    ("$4.2 M", "$4.2 million"),
+    ("12k", "12,000"),
+    ("12%", "12 percent"),
+    ("12 per cent", "12%"),
+    ("-12%", "-12 %"),
+    ("840 ms", "840 milliseconds"),
+    ("840 seconds", "840 sec"),
+    ("a 14-hour stretch", "14 hours"),
+    ("13th", "thirteenth"),
+    ("3rd", "third"),
+    ("Nine vessels", "9 vessels"),
+    ("twenty-five vessels", "25 vessels"),
+    ("two million", "2,000,000"),
+    ("50%", "half"),
+    ("January 31, 2017", "2017-01-31"),
+    ("Jan. 31, 2017", "31 January 2017"),
+    ("Sept. 4, 2019", "4 September 2019"),
+    ("31st of January 2017", "January 31, 2017"),
+    ("Monday, May 4, 2026", "2026-05-04"),
+    ("2026-05-04", "4 May 2026"),
+    ("14:05", "2:05 pm"),
+    ("Q3", "third quarter"),
+    ("the Q4 results", "the fourth-quarter results"),
+    ("version 2.3.0", "version 2.3.0"),
+]
+
+
+@pytest.mark.parametrize(("unit", "source"), SAME)
+def test_the_same_value_spelled_otherwise_is_found(unit: str, source: str) -> None:
+    assert missing(unit, source) == ()
+
+
+@pytest.mark.parametrize(("unit", "source"), SAME)
+def test_and_the_other_way(unit: str, source: str) -> None:
+    assert missing(source, unit) == ()
+
+
+#: A value the unit writes and the source gives only inside something larger: supported one way.
+INSIDE = [
+    ("May 2026", "on 2026-05-04"),  # a month by a date inside it
+    ("in 2019", "on June 3, 2019"),  # a year by a date inside it
+    ("As of February 2019", "February 12, 2019"),
+    ("in the 2000's", "in 2004"),  # a decade by a year inside it
+    ("the 2000s", "2007"),
+    ("mid-2019", "July 2019"),
+    ("12 to 18 April 2015", "April 12–18, 2015"),  # a range is its two ends
+    ("April 12–18, 2015", "12 April 2015 and 18 April 2015"),
+    ("the 2018–19 season", "from 2018 to 2019"),
+    ("at 14:05 on May 4, 2026", "2026-05-04T14:05:00Z"),  # RFC 3339
+    ("18 in (460 mm)", "18 in"),  # a conversion is not checked again
+    ("$4.2B", "revenue in billions: 4.2"),  # the digits alone, no magnitude
+]
+
+
+@pytest.mark.parametrize(("unit", "source"), INSIDE)
+def test_a_value_inside_a_larger_one_is_found(unit: str, source: str) -> None:
+    assert missing(unit, source) == ()
+
+
+#: Another value: (unit, source, the unit's value named missing).
+OTHER = [
+    ("4,2 Mrd", "4.2 million", "4,2 Mrd"),
+    ("Falcon-4.2B", "Falcon-4.2M", "4.2B"),
+    ("$4.2 M", "$4.2B", "$4.2 M"),
+    ("4.2 B", "4.2 million", "4.2 B"),
+    ("4.2 mln", "4.2 billion", "4.2 mln"),
+    ("840%", "840 ms", "840%"),
+    ("840 seconds", "840 ms", "840 seconds"),
+    ("840 ms", "840 seconds", "840 ms"),
+    ("840k ms", "840 ms", "840k ms"),  # a magnitude's digits alone match a bare number only
+    ("2026-04-05", "2026-05-04", "2026-04-05"),
+    ("-12%", "+12%", "-12%"),
+    ("+12%", "-12%", "+12%"),
+    ("Q3", "Q4", "Q3"),
+    ("Nine vessels", "four vessels", "Nine"),
+    ("thirteenth", "14th", "thirteenth"),
+    ("1,282 vessels", "1 281 vessels", "1,282"),
+    ("May 2026", "2026-06-04", "May 2026"),
+    ("June 3, 2019", "2019", "June 3, 2019"),  # a year does not support a day inside it
+    ("the 1990s", "2004", "1990s"),
+    ("12 to 19 April 2015", "April 12–18, 2015", "12 to 19 April 2015"),
+    ("at 14:06", "2026-05-04T14:05:00Z", "14:06"),
+    ("50%", "40 percent", "50%"),
+    ("half", "40%", "half"),
+    ("3rd", "4th", "3rd"),
+    ("version 2.3.1", "version 2.3.0", "2.3.1"),
+]
+
+
+@pytest.mark.parametrize(("unit", "source", "named"), OTHER)
+def test_another_value_is_missing_and_named(unit: str, source: str, named: str) -> None:
+    assert missing(unit, source) == (named,)
+
+
+@pytest.mark.parametrize(
+    ("unit", "kind"),
+    [
+        ("Revenue reached 4.2B.", Finding.NUMBER),
+        ("It entered on May 5, 2026.", Finding.DATE),
+        ("Revenue reached it in the third quarter.", Finding.SPELLED),
+        ("Nine vessels entered.", Finding.SPELLED),
+    ],
+)
+def test_each_value_kind_is_its_own_finding(unit: str, kind: Finding) -> None:
+    source = "Revenue reached 4.1 million when four vessels entered on 2026-05-04 in Q4."
+    assert check_support(unit, [SourceText(A, source)]).findings == (kind,)
+
+
+def test_a_reader_never_sees_a_links_url_or_a_character_reference() -> None:
+    """``[report](https://x.io/2024/881)``: its URL's digits are not the unit's, and ``&#8239;``
+    is a narrow no-break space (a thousands separator), not the number 8239."""
+    unit = "See the [report](https://x.io/2024/881) and <https://x.io/77>: 5&#8239;000 vessels."
+    assert [v.spelled for v in unit_values(visible(unit), number_words=False)] == ["5\u202f000"]
+    assert missing(unit, "5000 vessels.") == ()
+    assert missing("In 2024 there were 881 vessels.", "[x](https://x.io/2024/881)") == (
+        "2024",
+        "881",
+    )
+
+
+def test_a_source_gives_what_contains_its_dates_and_its_values_as_numbers() -> None:
+    keys = source_keys("Entered on 2026-05-04 with 4.2B.", number_words=False)
+    assert {("d", 2026, 5, 4), ("ym", 2026, 5), ("md", 5, 4), ("n", "2026", "*")} <= keys
+    assert ("n", "4200000000", "") in keys
+    assert ("n", "4.2", "") not in keys  # a magnitude's digits are not a bare number
+
+
+def test_a_list_number_and_citation_tokens_are_no_values_of_the_unit() -> None:
+    assert missing("1. Latency rose [OBS-9123].", "Latency rose.") == ()

@@ -1,0 +1,177 @@
+"""The values of a whole text (contract rule 6b), a unit's or a source's: read on the text the
+reader sees (``visible``: a link's URL and a character reference such as ``&#8239;`` are not
+read as digits), one scan from digit to digit (``values.read_at`` reads each value), an integer
+alone set apart as the commonest value, numbers in words by ``spelled``. A unit's values come
+in order, each once, its conversions (``18 in (460 mm)``) checked once; a source gives the keys
+of all of its values and of what contains them.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from operator import itemgetter
+
+from worker.core.claims.support.dates import MONTHS, Key
+from worker.core.claims.support.spelled import read_spelled
+from worker.core.claims.support.values import NUMBER, SPELLED, Reading, Value, read_at
+
+__all__ = ["source_keys", "unit_missing", "unit_values", "value_spans", "visible"]
+
+_DIGIT_RUN = re.compile(r"\d+")
+_LIST_NUMBER = re.compile(r"\s*\(?\d{1,3}[.)]\s")
+#: A value with a unit in parentheses right after another value (maybe its unit word between)
+#: is its conversion (``18 in (460 mm)``, ``$4.2 billion (€3.9 billion)``): checked once.
+_CONVERSION_GAP = re.compile(
+    r"\s*(?:[^\W\d_]{1,6}\.?\s*)?\(\s*(?:about|approximately|approx\.|around|c\.|ca\.|~|≈)?\s*$",
+    re.IGNORECASE,
+)
+#: What a reader never sees as text: a link's destination, an autolink, a bare URL; character
+#: references are read as the characters they stand for.
+_HIDDEN_TEXT = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)|<[a-z][a-z0-9+.-]*:[^>\s]*>|"
+                          r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)  # fmt: skip
+
+
+def visible(text: str) -> str:
+    """``text`` as the reader sees its digits: URLs out, character references decoded."""
+    if "://" in text or "](" in text or "<" in text:
+        text = _HIDDEN_TEXT.sub(lambda m: "]" if m.group(0)[0] == "]" else " ", text)
+    if "&" in text:
+        text = html.unescape(text)
+    return text
+
+
+#: What may stand right before and right after an integer alone (no sign, currency, unit,
+#: magnitude, decimal or date part).
+_PLAIN_BEFORE = frozenset(" (\n\t")
+_PLAIN_AFTER = frozenset(",;)]!?\n")
+
+
+def _plain(text: str, at: int, end: int) -> bool:
+    """Whether the run of digits at ``at``..``end`` is an integer alone: what every rule of the
+    grammar reads as just its value (the word before it no month and no currency code, nothing
+    glued to it, and after it a comma, a closing bracket, a sentence's end or the text's)."""
+    after = text[end : end + 1]
+    if after == ".":
+        if text[end + 1 : end + 2] not in ("", " ", "\n"):
+            return False
+    elif after and (after not in _PLAIN_AFTER or text[end + 1 : end + 2].isdigit()):
+        return False
+    if at == 0:
+        return True
+    if text[at - 1] not in _PLAIN_BEFORE:
+        return False
+    word = text[text.rfind(" ", 0, at - 1) + 1 : at - 1].rstrip(".,")
+    return word.lower() not in MONTHS and not (word.isupper() and len(word) == 3)
+
+
+def _scan(text: str, start: int = 0) -> tuple[list[tuple[int, Reading]], list[tuple[int, str]]]:
+    """Every value of ``text`` read with digits, from ``start``, left to right (linear: one step
+    per value, each a bounded match at its first digit): the readings, and apart the integers
+    alone (position, digits), the commonest values, whose keys need no reading."""
+    out: list[tuple[int, Reading]] = []
+    plain: list[tuple[int, str]] = []
+    search = _DIGIT_RUN.search
+    pos = start
+    while (d := search(text, pos)) is not None:
+        at, end = d.span()
+        if _plain(text, at, end):
+            plain.append((at, d.group()))
+            pos = end
+            continue
+        reading = read_at(text, at, end)
+        if reading is None:
+            pos = end
+            continue
+        out.append((at, reading))
+        pos = max(reading.end, at + 1)
+    return out, plain
+
+
+def _plain_key(digits: str) -> str:
+    return digits.lstrip("0") or "0"
+
+
+#: A token with a digit, with a currency code before it and the token after it.
+_SPAN = re.compile(r"(?<!\S)(?:[A-Z]{3}\s)?[^\s\d]*\d\S*(?:\s+\S+)?")
+
+
+def value_spans(text: str) -> list[str]:
+    """Each whitespace-separated token with a digit, with the token after it (and a currency
+    code before it): a unit whose every span is some cited source's too, and that names no
+    month and no number in words, reads its values as that source does (the same characters
+    after each number, a sign or currency glued to it), so its values need no reading
+    (``verdict.py``). Anything else is read by the grammar."""
+    return _SPAN.findall(text)
+
+
+def unit_values(text: str, number_words: bool) -> list[Value]:
+    """The values of a unit's (visible) text, in order, each once (``number_words``: it has a
+    number word, so its numbers in words are read too)."""
+    return [v for _at, v in _unit_values(text, number_words, None)]
+
+
+def unit_missing(text: str, number_words: bool, keys: frozenset[Key]) -> list[Value]:
+    """The values of a unit's (visible) text that ``keys`` (its sources') do not have, in order,
+    each once: an integer alone is looked up by its two keys without a ``Value`` made for it."""
+    return [v for _at, v in _unit_values(text, number_words, keys)]
+
+
+def _unit_values(
+    text: str, number_words: bool, keys: frozenset[Key] | None
+) -> list[tuple[int, Value]]:
+    """``unit_values`` (``keys`` ``None``) or ``unit_missing``, with each value's position."""
+    text = visible(text)
+    lead = _LIST_NUMBER.match(text)
+    readings, plain = _scan(text, lead.end() if lead is not None else 0)
+    values: dict[tuple[Key, ...], tuple[int, Value]] = {}
+    last_end = -1
+    for at, r in readings:
+        if r.has_unit and last_end >= 0 and _CONVERSION_GAP.match(text, last_end, at) is not None:
+            last_end = r.end  # a conversion of the value before it
+            continue
+        values.setdefault(r.found_by, (at, Value(r.spelled, r.found_by, r.kind)))
+        if r.other_end:
+            values.setdefault(r.other_end, (at, Value(r.spelled, r.other_end, r.kind)))
+        last_end = r.end
+    if number_words:
+        for spelled, found_by, _gives in read_spelled(text, unit=True):
+            at = text.find(spelled)
+            values.setdefault(tuple(found_by), (at, Value(spelled, tuple(found_by), SPELLED)))
+    if keys is not None:
+        out = [(at, v) for at, v in values.values() if keys.isdisjoint(v.found_by)]
+    else:
+        out = list(values.values())
+    seen: set[str] = set()
+    for at, digits in plain:
+        v = _plain_key(digits)
+        if v in seen or (keys is not None and (("n", v, "*") in keys or ("abs", v, "*") in keys)):
+            continue
+        seen.add(v)
+        found = (("n", v, "*"), ("abs", v, "*"))
+        if found not in values:
+            out.append((at, Value(digits, found, NUMBER)))
+    if plain:
+        out.sort(key=_FIRST)
+    return out
+
+
+_FIRST = itemgetter(0)
+
+
+def source_keys(text: str, number_words: bool) -> set[Key]:
+    """Every key a source's (visible) text gives: its values and what contains them
+    (``number_words``: it has a number word)."""
+    text = visible(text)
+    keys: set[Key] = set()
+    readings, plain = _scan(text)
+    for _at, r in readings:
+        keys.update(r.gives)
+    for _at, digits in plain:
+        v = _plain_key(digits)
+        keys.add(("n", v, ""))
+        keys.add(("n", v, "*"))
+    if number_words:
+        for _spelled, _found_by, gives in read_spelled(text, unit=False):
+            keys.update(gives)
+    return keys
