@@ -383,7 +383,6 @@ def _quotes_in_source_words(
     return {**redacted, "citations": out}
 
 
-
 def _source_texts(
     resolved: Mapping[CitationRef, object],
     evidence: Mapping[CitationRef, EvidenceRecord],
