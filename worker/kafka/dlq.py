@@ -55,7 +55,11 @@ def schema_version_got(value: bytes | None) -> str:
         return "got no JSON object"
     if not isinstance(obj, dict) or "schema_version" not in obj:
         return "got nothing"
-    got = orjson.dumps(obj["schema_version"], default=repr).decode()
+    version = obj["schema_version"]
+    try:
+        got = orjson.dumps(version, default=repr).decode()
+    except (TypeError, ValueError, OverflowError, RecursionError):  # beyond what JSON text holds
+        got = "an integer beyond 64 bits" if isinstance(version, int) else type(version).__name__
     return f"got {got[:40]}"
 
 
