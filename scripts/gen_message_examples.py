@@ -3,10 +3,16 @@
 
     .venv/bin/python scripts/gen_message_examples.py
 
-The code: ``generators/message_examples.py``; this file is only its entry point.
+The code: ``dev/generators/message_examples.py``; this file is only its entry point (it runs
+the module from the checkout's root, where the development package ``dev`` is imported from).
 """
 
-from generators.message_examples import main
+import os
+import sys
+from pathlib import Path
 
 if __name__ == "__main__":
-    main()
+    os.chdir(Path(__file__).resolve().parent.parent)
+    os.execv(
+        sys.executable, [sys.executable, "-m", "dev.generators.message_examples", *sys.argv[1:]]
+    )

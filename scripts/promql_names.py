@@ -4,12 +4,14 @@
     .venv/bin/python scripts/promql_names.py            # one line per metric: name, labels used
     .venv/bin/python scripts/promql_names.py --exprs    # every PromQL expression, one per line
 
-The code: ``generators/promql_names.py``; this file is only its entry point.
+The code: ``dev/generators/promql_names.py``; this file is only its entry point (it runs
+the module from the checkout's root, where the development package ``dev`` is imported from).
 """
 
+import os
 import sys
-
-from generators.promql_names import main
+from pathlib import Path
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    os.chdir(Path(__file__).resolve().parent.parent)
+    os.execv(sys.executable, [sys.executable, "-m", "dev.generators.promql_names", *sys.argv[1:]])

@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness import Bus, Received, WorkerProcess, answer, draft
+from dev.harness import Bus, Received, WorkerProcess, answer, draft
 
 # --------------------------------------------------------------------------------------------------
 # Scale

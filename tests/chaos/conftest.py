@@ -19,7 +19,7 @@ import pytest
 from chaoslib import ChaosWorker, seed_corpus
 from pymongo import AsyncMongoClient
 
-from harness import ServiceControl
+from dev.harness import ServiceControl
 from worker.settings import Settings
 from worker.stores.demo import seed
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from chaoslib import ChaosWorker, Fleet, Stream, check, policy, produce_paced, scale, wait_settled
 
-from harness import Bus, ServiceControl, unique_id
+from dev.harness import Bus, ServiceControl, unique_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e, pytest.mark.outage]
 

@@ -21,7 +21,7 @@ import pytest
 from chaoslib import ChaosWorker, Fleet, scale
 from hostile import generated, hand_made
 
-from harness import Bus
+from dev.harness import Bus
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 

@@ -29,7 +29,7 @@ from chaoslib import (
     wait_settled,
 )
 
-from harness import Bus, unique_id
+from dev.harness import Bus, unique_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e, pytest.mark.outage]
 

@@ -35,7 +35,7 @@ from chaoslib import (
     wait_settled,
 )
 
-from harness import Bus, ServiceControl, replay_cli, unique_id
+from dev.harness import Bus, ServiceControl, replay_cli, unique_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e, pytest.mark.outage]
 

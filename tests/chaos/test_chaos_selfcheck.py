@@ -9,7 +9,7 @@ from typing import Any
 
 from chaoslib import PRINCIPALS, Stream, hidden_in_tenant, scan_leaks, scan_logs
 
-from harness import Received
+from dev.harness import Received
 
 
 class FakeBus:

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import asyncpg
 import pytest
 
-from harness import ServiceControl, WorkerProcess
+from dev.harness import ServiceControl, WorkerProcess
 from worker.settings import Settings
 from worker.stores.demo import seed
 

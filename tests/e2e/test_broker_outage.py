@@ -1,5 +1,5 @@
 """Broker loss under a running worker and a running client, on a throwaway broker of the test's
-own (``testbed.kafka.PrivateBroker``: own directory and ports; the shared bed's broker is never
+own (``dev.testbed.kafka.PrivateBroker``: own directory and ports; the shared bed's broker is never
 touched, so no other test can notice).
 
 - The worker: with the broker stopped for 30 s, ``/ready`` turns 503 within
@@ -25,8 +25,8 @@ from typing import Any
 import orjson
 import pytest
 
-from harness import WorkerProcess, free_port, topic_names, unique_id
-from testbed.kafka import PrivateBroker
+from dev.harness import WorkerProcess, free_port, topic_names, unique_id
+from dev.testbed.kafka import PrivateBroker
 from worker.client import GroundingClient, PublishTimeoutError, draft_envelope
 from worker.kafka.topics_admin import create_topics
 from worker.settings import Settings

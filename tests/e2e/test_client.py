@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from harness import WorkerProcess, running
+from dev.harness import WorkerProcess, running
 from worker.client import (
     CouldNotGround,
     DeadLettered,

@@ -16,7 +16,7 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from harness import WorkerProcess, running, unique_id
+from dev.harness import WorkerProcess, running, unique_id
 from worker.client import GroundingClient, draft_envelope
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from harness import Bus, WorkerProcess, answer, draft, running, topics_env, unique_id
+from dev.harness import Bus, WorkerProcess, answer, draft, running, topics_env, unique_id
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

@@ -22,8 +22,8 @@ import pytest
 from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.parser import text_string_to_metric_families
 
-from generators import promql_names
-from harness import Bus, WorkerProcess, answer, draft, running, unique_id
+from dev.generators import promql_names
+from dev.harness import Bus, WorkerProcess, answer, draft, running, unique_id
 from worker.runtime.metrics import Metrics
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pytest
 
-from harness import ServiceControl, WorkerProcess, answer, draft, running, unique_id
+from dev.harness import ServiceControl, WorkerProcess, answer, draft, running, unique_id
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.outage]
 

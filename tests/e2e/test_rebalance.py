@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from harness import Bus, WorkerProcess, answer, draft, running, unique_id
+from dev.harness import Bus, WorkerProcess, answer, draft, running, unique_id
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from harness import Bus, WorkerProcess, answer, draft, replay_cli, running, unique_id
+from dev.harness import Bus, WorkerProcess, answer, draft, replay_cli, running, unique_id
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.outage]
 

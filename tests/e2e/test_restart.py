@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from harness import WorkerProcess, answer, draft, running, unique_id
+from dev.harness import WorkerProcess, answer, draft, running, unique_id
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

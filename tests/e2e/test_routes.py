@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from harness import Bus, Received, WorkerProcess, answer, draft, running, unique_id
+from dev.harness import Bus, Received, WorkerProcess, answer, draft, running, unique_id
 from worker import __version__
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]

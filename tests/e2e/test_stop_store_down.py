@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import pytest
 
-from harness import Bus, WorkerProcess, answer, draft, free_port, running, unique_id
+from dev.harness import Bus, WorkerProcess, answer, draft, free_port, running, unique_id
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

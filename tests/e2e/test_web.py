@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from harness import Bus, WorkerProcess, answer, draft, free_port, unique_id
+from dev.harness import Bus, WorkerProcess, answer, draft, free_port, unique_id
 from worker import __version__
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]

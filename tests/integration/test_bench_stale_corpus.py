@@ -13,7 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 from pymongo.asynchronous.database import AsyncDatabase
 
-from bench import corpus as bench_corpus
+from dev.bench import corpus as bench_corpus
 from worker.settings import Settings
 from worker.stores.demo import DemoCorpus
 

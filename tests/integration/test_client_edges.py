@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from harness import free_port, topic_names, unique_id
+from dev.harness import free_port, topic_names, unique_id
 from worker.client import (
     ClientNotStartedError,
     ClientStartError,

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness import free_port
+from dev.harness import free_port
 
 pytestmark = pytest.mark.integration
 

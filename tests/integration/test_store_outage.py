@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from testbed import mongo, postgres
+from dev.testbed import mongo, postgres
 from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
 from worker.faults import StoreUnavailable
 from worker.stores.demo import load_corpus

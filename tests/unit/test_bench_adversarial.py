@@ -1,5 +1,5 @@
-"""``python -m bench.adversarial`` runs and prints its table: one row per shape and size, then the
-maximum. The figures themselves are the script's to print (no timed test)."""
+"""``python -m dev.bench.adversarial`` runs and prints its table: one row per shape and size, then
+the maximum. The figures themselves are the script's to print (no timed test)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from bench.adversarial import GC_MODES, LONG_SOURCE, NUMBERS_SOURCE, draft, shape_of
+from dev.bench.adversarial import GC_MODES, LONG_SOURCE, NUMBERS_SOURCE, draft, shape_of
 from worker.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +24,15 @@ ROW = re.compile(
 def test_the_table_has_a_row_per_shape_and_size_then_the_max() -> None:
     sizes = ["0.016", "0.024"]  # sources-numbers needs ~9 KB for its 1,000 tokens
     done = subprocess.run(
-        [sys.executable, "-m", "bench.adversarial", "--sizes", ",".join(sizes), "--limit", "1000"],
+        [
+            sys.executable,
+            "-m",
+            "dev.bench.adversarial",
+            "--sizes",
+            ",".join(sizes),
+            "--limit",
+            "1000",
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -122,7 +130,7 @@ def test_it_fails_when_a_draft_takes_longer_than_the_limit() -> None:
         [
             sys.executable,
             "-m",
-            "bench.adversarial",
+            "dev.bench.adversarial",
             "--sizes",
             "0.004",
             "--shapes",

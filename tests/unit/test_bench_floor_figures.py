@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from bench.floor import records_for
-from bench.procs import CpuSampler
-from bench.report import headline_line, svg
-from bench.scenarios import pauses
+from dev.bench.floor import records_for
+from dev.bench.procs import CpuSampler
+from dev.bench.report import headline_line, svg
+from dev.bench.scenarios import pauses
 
 TOPICS = {
     "validated": "v",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.report import _stages_cell, median, median_run, rate_cell
-from bench.scenarios import _stages_between, saturated_rate
+from dev.bench.report import _stages_cell, median, median_run, rate_cell
+from dev.bench.scenarios import _stages_between, saturated_rate
 
 
 def test_stage_means_are_per_batch_between_the_two_scrapes() -> None:

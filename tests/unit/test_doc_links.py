@@ -1,6 +1,6 @@
 """Every relative link in the repository's Markdown resolves in a fresh clone.
 
-Links to other files (``docs/contract.md``, ``../clients/typescript/README.md``) must name a file or
+Links to other files (``docs/contract.md``, ``../schemas/typescript/README.md``) must name a file or
 directory tracked by git; a ``#fragment`` on a Markdown file must name one of its headings (GitHub's
 anchor rule: lower case, punctuation dropped, spaces to dashes). External URLs are not fetched.
 """

@@ -3,7 +3,7 @@
 A file that edits ``sys.path`` (or the import path in the environment) or a test that executes a
 file by its path hides that code from mypy and ruff's import rules, and breaks when the file
 moves. So: the scripts under ``scripts/`` are entry points that import packages, the benchmarks
-are modules of ``bench`` (``python -m bench.core``), the e2e harness is the package ``harness``,
+are modules of ``bench`` (``python -m dev.bench.core``), the e2e harness is the package ``harness``,
 and pytest finds both through ``pythonpath``; every package at the checkout's root is under mypy
 strict and ruff.
 """
@@ -65,7 +65,7 @@ def path_edits(files: list[Path]) -> list[str]:
 
 
 def test_the_root_packages_are_the_expected_ones() -> None:
-    assert PACKAGES == ["bench", "generators", "harness", "testbed", "worker"]
+    assert PACKAGES == ["dev", "worker"]
 
 
 def test_nothing_under_scripts_edits_the_import_path() -> None:
@@ -79,7 +79,7 @@ def test_nothing_under_scripts_edits_the_import_path() -> None:
 
 def test_no_package_and_no_test_edits_the_import_path() -> None:
     files = [p for top in (*PACKAGES, "tests") for p in text_files(ROOT / top)]
-    assert ROOT / "harness" / "__init__.py" in files
+    assert ROOT / "dev" / "harness" / "__init__.py" in files
     assert ROOT / "tests" / "chaos" / "conftest.py" in files
     assert ROOT / "tests" / "unit" / "stream" / "golden_pipeline.py" in files
     assert path_edits(files) == []
@@ -96,18 +96,18 @@ def test_no_test_executes_a_file_by_its_path() -> None:
 
 def test_the_benchmarks_are_modules_of_bench_not_scripts() -> None:
     """``scripts/bench`` is the one benchmark entry point under scripts/; the others run as
-    ``python -m bench.<name>``, each with a ``main`` and a ``__main__`` guard."""
+    ``python -m dev.bench.<name>``, each with a ``main`` and a ``__main__`` guard."""
     assert sorted(p.name for p in SCRIPTS.glob("*bench*")) == ["bench"]
     assert not list(SCRIPTS.glob("measure_*"))
     for name in ("core", "edges", "extract", "memory", "produce", "recovery", "route"):
-        text = (ROOT / "bench" / f"{name}.py").read_text(encoding="utf-8")
+        text = (ROOT / "dev" / "bench" / f"{name}.py").read_text(encoding="utf-8")
         assert "\ndef main() -> " in text or "\nasync def main() -> " in text, name
         assert '\nif __name__ == "__main__":\n' in text, name
-        assert f"-m bench.{name}" in text, name  # its usage line names how it is run
+        assert f"-m dev.bench.{name}" in text, name  # its usage line names how it is run
 
 
 def test_the_docs_name_the_benchmarks_as_modules() -> None:
-    """The current docs say ``python -m bench.<name>``; the dated history keeps its own words
+    """The current docs say ``python -m dev.bench.<name>``; the dated history keeps its own words
     (and says where the scripts went)."""
     docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *text_files(ROOT / "deploy")]
     gone = re.compile(r"scripts/(bench_\w+|measure_memory)\.py|golden_pipeline\.py --write")
@@ -121,7 +121,7 @@ def test_the_docs_name_the_benchmarks_as_modules() -> None:
 
 def test_the_benchmark_entry_point_runs_the_package() -> None:
     lines = (SCRIPTS / "bench").read_text(encoding="utf-8").splitlines()
-    assert lines[-1] == '"$py" -m bench "$@"'
+    assert lines[-1] == '"$py" -m dev.bench "$@"'
 
 
 def test_every_root_package_and_python_script_is_type_checked() -> None:
@@ -147,8 +147,9 @@ def test_every_root_package_is_linted_in_ci() -> None:
 
 
 def test_the_generators_entry_points_are_thin() -> None:
-    """Each generator script only calls its module's ``main``: the code lives in generators/."""
+    """Each generator script only runs its module from the root; the code is in dev/generators/."""
     for path in sorted(SCRIPTS.glob("gen_*.py")):
         text = path.read_text(encoding="utf-8")
-        assert f"from generators.{path.stem.removeprefix('gen_')} import main" in text, path.name
+        assert f'"dev.generators.{path.stem.removeprefix("gen_")}"' in text, path.name
+        assert (ROOT / "dev" / "generators" / f"{path.stem.removeprefix('gen_')}.py").is_file()
         assert len(text.splitlines()) < 20, path.name

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generators.settings_doc import BEGIN, END, render, rows
+from dev.generators.settings_doc import BEGIN, END, render, rows
 from worker.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from generators.topics import build
+from dev.generators.topics import build
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -312,7 +312,7 @@ def wire_intake(
 
     ``stream``: a Faust agent whose stream feeds the take; ``channel``: a conductor channel feeds
     it and an app task runs the batches (``worker.stream.intake``). The benchmark's floor
-    (``bench/floor.py``) is wired by this too, so it reads drafts exactly as the worker does.
+    (``dev/bench/floor.py``) is wired by this too, so it reads drafts exactly as the worker does.
     """
 
     def new_take(lifetime: Any, acknowledge: Acknowledge) -> OverlappedTake[Incoming]:

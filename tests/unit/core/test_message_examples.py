@@ -12,7 +12,7 @@ from check_jsonschema.formats.implementations import validate_rfc3339
 from jsonschema import Draft202012Validator, FormatChecker
 from referencing import Registry, Resource
 
-from generators import message_examples as GEN
+from dev.generators import message_examples as GEN
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMAS = ROOT / "schemas" / "json"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generators.schemas import build_schemas
+from dev.generators.schemas import build_schemas
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -74,6 +74,6 @@ def growing_ticks(n: int) -> str:
 @settings(max_examples=200, deadline=None)
 def test_code_spans_found_by_width_match_the_reference_on_growing_runs(n: int, close: int) -> None:
     """Code spans found by a binary search among runs of the opener's width (linear: the time
-    is measured by ``python -m bench.sentences``) give the very spans the plain scan gave."""
+    is measured by ``python -m dev.bench.sentences``) give the very spans the plain scan gave."""
     block = growing_ticks(n) + " ".join("`" * w for w in range(1, close + 1))
     assert _split(block) == sentence_split_reference.split(block)

@@ -2,7 +2,7 @@
 
 WiCE: Kamoi, Goyal, Rodriguez, Durrett, "WiCE: Real-World Entailment for Claims in Wikipedia",
 EMNLP 2023 (annotations ODC-BY 1.0, claims CC BY-SA 4.0, evidence Common Crawl; provenance in
-``../shared/data/wice/README.md``). The figures are ``python -m bench.support``'s and
+``../shared/data/wice/README.md``). The figures are ``python -m dev.bench.support``'s and
 ``docs/support.md``'s; the thresholds were chosen on ``claim-dev.jsonl`` only. A change to the
 measure that accuses more supported claims, catches fewer unsupported ones, or moves a kind of
 finding across the 0.9 precision line fails here. Where the data is not beside the checkout the
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import support as wice
+from dev.bench import support as wice
 from worker.core.claims.support import FAILING, Finding
 from worker.core.contract import SupportLevel
 

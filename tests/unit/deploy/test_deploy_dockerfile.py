@@ -101,13 +101,14 @@ def test_builder_makes_wheels_of_the_project(stages: list[Stage]) -> None:
     builder = stages[0]
     copied = [shlex.split(c) for c in builder.all("COPY")]
     sources = {s for c in copied for s in c[:-1]}
-    assert sources == {"pyproject.toml", "README.md", "requirements/runtime.lock", "worker"}
+    assert sources == {"pyproject.toml", "README.md", "deploy/requirements/runtime.lock", "worker"}
     for src in sources:
         assert (ROOT / src).exists(), src
     (wheels,) = [r for r in builder.all("RUN") if "pip wheel" in r]
     # The dependencies from the lock, hash-checked; the project on top, without re-resolving.
     assert re.search(
-        r"pip wheel --wheel-dir /wheels --require-hashes -r requirements/runtime\.lock", wheels
+        r"pip wheel --wheel-dir /wheels --require-hashes -r deploy/requirements/runtime\.lock",
+        wheels,
     )
     assert re.search(r"pip wheel --wheel-dir /wheels --no-deps \.$", wheels)
 

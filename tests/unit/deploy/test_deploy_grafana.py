@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from deploy_files import K8S, ROOT
 
-from generators import dashboard_k8s as gen
+from dev.generators import dashboard_k8s as gen
 
 GRAFANA = K8S / "grafana"
 #: GrafanaDashboard v1beta1 spec fields (grafana-operator v5).

@@ -36,7 +36,7 @@ SECRET_SETTINGS = {"GW_POSTGRES_DSN", "GW_MONGO_URL", "POSTGRES_DSN", "MONGO_URL
 STORES_SECRET = "grounding-worker-stores"
 #: Measured peak RSS of one worker process at the default batch (docs/benchmarks.md).
 PEAK_RSS_MIB = 160
-#: The worst of four runs deciding 100 preloaded drafts of 0.9 MiB (python -m bench.memory).
+#: The worst of four runs deciding 100 preloaded drafts of 0.9 MiB (python -m dev.bench.memory).
 LARGE_DRAFTS_PEAK_MIB = 1316
 #: Parameters of KEDA's kafka scaler (v2.20 pkg/scalers/kafka_scaler.go, kafkaMetadata): those
 #: read from trigger metadata, and the three it also resolves from the target's environment.

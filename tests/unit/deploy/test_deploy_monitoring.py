@@ -14,7 +14,7 @@ import pytest
 import yaml
 from deploy_files import K8S, ROOT, containers, kustomization, manifest
 
-from generators import prometheusrule as gen
+from dev.generators import prometheusrule as gen
 
 MONITORING = K8S / "monitoring"
 ALERTS = ROOT / "deploy" / "prometheus" / "alerts.yaml"

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from deploy_files import ROOT
 
-from generators import dashboard as gen_dashboard
-from generators import promql_names as promql
+from dev.generators import dashboard as gen_dashboard
+from dev.generators import promql_names as promql
 from worker.core.contract import ErrorClass, LedgerOutcome
 from worker.core.failures import FailureCode
 

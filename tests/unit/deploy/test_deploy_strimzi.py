@@ -12,8 +12,8 @@ import pytest
 import yaml
 from deploy_files import K8S, kustomization, settings_env
 
-from generators import kafkatopics as gen
-from generators import kafkauser as gen_user
+from dev.generators import kafkatopics as gen
+from dev.generators import kafkauser as gen_user
 from worker.kafka.topic_specs import topic_specs
 
 STRIMZI = K8S / "strimzi"

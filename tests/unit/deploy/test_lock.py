@@ -1,7 +1,7 @@
 """The lock files pin a version of every declared dependency that pyproject.toml allows.
 
-``requirements/dev.lock`` is what CI and ``scripts/test`` install, ``requirements/runtime.lock``
-what the image installs; ``scripts/lock`` rewrites both. A dependency added, removed or narrowed
+``deploy/requirements/dev.lock`` is what CI and ``scripts/test`` install,
+``deploy/requirements/runtime.lock`` what the image installs; ``scripts/lock`` rewrites both. A dependency added, removed or narrowed
 in pyproject.toml without re-locking fails here.
 """
 
@@ -21,7 +21,7 @@ PIN = re.compile(r"^([A-Za-z0-9._-]+)==([^ \\;]+)", re.M)
 
 
 def pins(lock: str) -> dict[str, str]:
-    text = (ROOT / "requirements" / lock).read_text()
+    text = (ROOT / "deploy" / "requirements" / lock).read_text()
     return {canonicalize_name(name): version for name, version in PIN.findall(text)}
 
 
@@ -41,9 +41,9 @@ def test_every_declared_dependency_is_pinned_within_its_range(
     pinned = pins(lock)
     for requirement in declared(*extras):
         name = canonicalize_name(requirement.name)
-        assert name in pinned, f"{name} is declared but not in requirements/{lock}: scripts/lock"
+        assert name in pinned, f"{name} is declared but not in {lock}: scripts/lock"
         assert requirement.specifier.contains(pinned[name], prereleases=True), (
-            f"{name}=={pinned[name]} in requirements/{lock} is outside {requirement.specifier}"
+            f"{name}=={pinned[name]} in {lock} is outside {requirement.specifier}"
         )
 
 
@@ -55,7 +55,7 @@ def test_the_runtime_lock_carries_no_dev_tool() -> None:
 
 def test_every_pin_carries_hashes() -> None:
     for lock in ("dev.lock", "runtime.lock"):
-        text = (ROOT / "requirements" / lock).read_text()
+        text = (ROOT / "deploy" / "requirements" / lock).read_text()
         blocks = re.split(r"\n(?=[A-Za-z0-9._-]+==)", text)
         for block in blocks[1:]:
             assert "--hash=sha256:" in block, block.splitlines()[0]

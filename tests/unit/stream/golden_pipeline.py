@@ -171,8 +171,8 @@ def _examples() -> Iterator[dict[str, Any]]:
 
 def build_inputs() -> dict[str, Any]:
     """Examples and the benchmark mix, as committed in ``golden/inputs.json``."""
-    from bench import corpus as bench_corpus  # noqa: PLC0415 - only for building
-    from bench import drafts as bench_drafts  # noqa: PLC0415
+    from dev.bench import corpus as bench_corpus  # noqa: PLC0415 - only for building
+    from dev.bench import drafts as bench_drafts  # noqa: PLC0415
 
     class FixedClock(datetime):
         @classmethod

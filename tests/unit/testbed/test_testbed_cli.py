@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from testbed import cli
+from dev.testbed import cli
 
 ROOT = Path(__file__).resolve().parents[3]
 

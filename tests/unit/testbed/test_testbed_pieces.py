@@ -12,8 +12,8 @@ from pathlib import Path
 import bson
 import pytest
 
-from testbed import bed, kafka, mongo, process
-from testbed.layout import ServiceError
+from dev.testbed import bed, kafka, mongo, process
+from dev.testbed.layout import ServiceError
 
 PORTS = {
     "kafka": 1,

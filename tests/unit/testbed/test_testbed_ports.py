@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from testbed import ports
+from dev.testbed import ports
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ Linear time, mostly in C: one search over the whole string (real tokens blanked)
 look-alike may be there at all, the common answer being no; ``_plain_patterns`` gives the regexes
 (exact on text with nothing to decode, a superset elsewhere). Only places a regex cannot decide
 run the Python automaton ``_match_at``, and no two of its reads overlap. Decided list and
-figures: ``docs/decisions.md``, ``python -m bench.adversarial``.
+figures: ``docs/decisions.md``, ``python -m dev.bench.adversarial``.
 """
 
 from __future__ import annotations

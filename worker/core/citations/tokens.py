@@ -14,7 +14,7 @@ Decisions:
 - Linear time: the pattern uses a possessive quantifier (``[0-9]++``, Python 3.11+), so an attempt
   never gives digits back; an attempt only gets past its first character at a ``[``, and the digit
   runs after different ``[`` are disjoint, so every character is examined O(1) times.
-  ``python -m bench.extract`` shows it.
+  ``python -m dev.bench.extract`` shows it.
 - Speed: what most callers need of a string is the refs of its tokens, in order, without their
   places. ``Tokens.refs`` gets them with one C-level ``findall`` and a per-draft table from token
   text to ref (a token repeated in a draft is read once); spans are found only where something is

@@ -38,7 +38,7 @@ lets an uncited claim through; ``docs/decisions.md`` has the list and the reason
 
 Spans are ``[start, end)`` offsets into the original text, from the first non-space character to
 the end of the terminator, closing characters and attached tokens; redaction replaces exactly that.
-Every step moves forward through the block: linear in its size (``python -m bench.sentences``).
+Every step moves forward through the block: linear in its size (``python -m dev.bench.sentences``).
 """
 
 from __future__ import annotations

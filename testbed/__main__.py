@@ -1,7 +1,0 @@
-"""``python -m testbed COMMAND``: see ``testbed.cli``."""
-
-import sys
-
-from testbed.cli import run
-
-sys.exit(run())

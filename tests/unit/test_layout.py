@@ -1,0 +1,67 @@
+"""The checkout's layout: a short root, one product package, the development wing apart.
+
+Issue 36's measure: ``git ls-files | cut -d/ -f1 | sort -u`` lists at most 13 entries, and
+``pip install .`` installs ``worker`` alone (the wing ``dev`` is imported from the checkout).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tomllib
+from fnmatch import fnmatch
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tracked_root_entries() -> set[str]:
+    git = shutil.which("git")
+    assert git is not None, "git is needed to list the tracked files"
+    out = subprocess.run(
+        [git, "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    return {line.split("/", 1)[0] for line in out.splitlines() if line}
+
+
+def test_the_root_lists_at_most_thirteen_entries() -> None:
+    entries = tracked_root_entries()
+    assert entries == {
+        ".ci",
+        ".gitignore",
+        "LICENSE",
+        "README.md",
+        "deploy",
+        "dev",
+        "docs",
+        "pyproject.toml",
+        "schemas",
+        "scripts",
+        "tests",
+        "topics",
+        "worker",
+    }
+    assert len(entries) <= 13
+
+
+def test_pip_install_installs_the_product_package_alone() -> None:
+    find = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]["packages"]["find"]
+    # setuptools' find: every directory holding an __init__.py whose dotted name matches `include`.
+    packages = [
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in ROOT.glob("**/__init__.py")
+        if ".venv" not in init.parts[len(ROOT.parts) :][:1]
+    ]
+    packages = [p for p in packages if any(fnmatch(p, pattern) for pattern in find["include"])]
+    assert "worker" in packages
+    assert "worker.core" in packages
+    assert sorted({p.split(".", 1)[0] for p in packages}) == ["worker"]
+
+
+def test_the_development_wing_is_one_package() -> None:
+    wing = sorted(p.parent.name for p in (ROOT / "dev").glob("*/__init__.py"))
+    assert wing == ["bench", "generators", "harness", "testbed"]
+    assert (ROOT / "dev" / "__init__.py").is_file()
+    assert (ROOT / "dev" / "testbed" / "services" / "kafka" / "pom.xml").is_file()
