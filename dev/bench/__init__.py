@@ -2,8 +2,8 @@
 
 A package at the checkout's root, not installed (the wheel carries ``worker`` only): run it from
 the root; the processes it starts run from there too (``python -m dev.bench.floor``). Every
-figure is measured against the floor (``dev.bench.floor``: the worker's records on its transport, and
-nothing else) in the same run on the same broker, because the machine is shared and noisy: the
+figure is measured against the floor (``dev.bench.floor``: the worker's records on its transport,
+and nothing else) in the same run on the same broker, because the machine is shared and noisy: the
 ratios and the latency against the floor's are the figures to compare across runs, not the
 absolute drafts/s. See docs/benchmarks.md.
 

@@ -1,8 +1,8 @@
 """The lock files pin a version of every declared dependency that pyproject.toml allows.
 
 ``deploy/requirements/dev.lock`` is what CI and ``scripts/test`` install,
-``deploy/requirements/runtime.lock`` what the image installs; ``scripts/lock`` rewrites both. A dependency added, removed or narrowed
-in pyproject.toml without re-locking fails here.
+``deploy/requirements/runtime.lock`` what the image installs; ``scripts/lock`` rewrites both. A
+dependency added, removed or narrowed in pyproject.toml without re-locking fails here.
 """
 
 from __future__ import annotations
