@@ -4,8 +4,8 @@
 
 ``worker/kafka/topic_specs.py`` declares each topic once; this writes ``topics/topics.json``
 (names, partitions, broker configs at the default settings) and ``topics/asyncapi.json`` (an
-AsyncAPI 3.0 document whose payloads reference ``schemas/json``). tests/unit/test_topics_fresh.py
-fails when either file is stale.
+AsyncAPI 3.0 document whose payloads reference ``schemas/json``).
+tests/unit/kafka/test_topics_fresh.py fails when either file is stale.
 """
 
 from __future__ import annotations

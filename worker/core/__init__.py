@@ -5,7 +5,7 @@ the stream loop in ``worker.stream`` feeds it and routes what it returns. The fr
 ``batch`` (``plan_batch``, then ``decide_batch``), which the worker and ``check`` both call.
 
 Where each rule of the contract's §3 lives (packages lowest first; each imports only those
-before it in this list: ``tests/unit/test_layers.py``):
+before it in this list: ``tests/unit/checkout/test_layers.py``):
 
 - ``contract``, ``failures``: the vocabulary (classes, outcomes, topics, headers) and failures.
 - ``citations``: rule 3 (``tokens``, ``extraction``), rule 4's values (``evidence``), rule 6

@@ -14,7 +14,7 @@ import pytest
 from dev.bench.adversarial import GC_MODES, LONG_SOURCE, NUMBERS_SOURCE, draft, shape_of
 from worker.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 ROW = re.compile(
     r"^(?P<shape>\S+) +(?P<mib>\d+\.\d{3}) +(?P<outcome>grounded|regenerate|could_not_ground)"
     r"(?: \((?P<code>[a-z_]+)\))? +(?P<cpu>\d+\.\d{3}) +(?P<per>\d+\.\d{3}) +(?P<ratio>\d+|inf)$"

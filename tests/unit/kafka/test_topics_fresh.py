@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dev.generators.topics import build
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_topic_artefacts_are_fresh() -> None:

@@ -15,7 +15,7 @@ import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCRIPTS = ROOT / "scripts"
 #: Ways to reach code by a file path (spelled in pieces so this file does not match itself).
 BY_PATH = re.compile(

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-WORKER = Path(__file__).resolve().parents[2] / "worker"
+WORKER = Path(__file__).resolve().parents[3] / "worker"
 FAUST = ("faust", "mode")
 FAUST_FREE = ("kafka", "tools", "ledger")
 

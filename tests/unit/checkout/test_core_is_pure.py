@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CORE = Path(__file__).resolve().parents[2] / "worker" / "core"
+CORE = Path(__file__).resolve().parents[3] / "worker" / "core"
 IO_LIBRARIES = ("faust", "mode", "aiokafka", "kafka", "asyncpg", "pymongo", "bson", "motor")
 #: The core is pure: values in, values out. Time comes in as an argument; nothing logs.
 FORBIDDEN_STDLIB = ("logging", "structlog", "time", "socket", "asyncio", "os", "subprocess")

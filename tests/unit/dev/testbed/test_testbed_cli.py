@@ -11,7 +11,7 @@ import pytest
 
 from dev.testbed import cli
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 
 
 @pytest.mark.parametrize(

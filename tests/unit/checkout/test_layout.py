@@ -12,7 +12,7 @@ import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def tracked_root_entries() -> set[str]:
