@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Rewrite the settings table in README.md from worker/settings.py.
+"""Rewrite the settings table in README.md from worker/settings/.
 
     .venv/bin/python scripts/gen_settings_doc.py
 

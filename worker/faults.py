@@ -9,7 +9,7 @@
     ├── PoisonFault                 deterministic: dead-letter the draft (retriable = False)
     │   └── MalformedEvidence       a store returned a row of the wrong shape
     ├── UsageFault                  what the caller gave cannot be used: one line, exit 2
-    │   ├── SettingsInvalidError        a setting (worker/settings.py)
+    │   ├── SettingsInvalidError        a setting (worker/settings/)
     │   ├── KafkaAccessError            Kafka refused the credentials or the certificate
     │   ├── SpansUnavailableError       spans asked for without the SDK
     │   ├── InvalidIdentifierError      a table or collection name (also a ValueError)

@@ -143,7 +143,7 @@ def test_replay_hands_the_chosen_classes_over_as_their_values(
         seen.append(args)
         return 0
 
-    monkeypatch.setattr(cli, "_kafka_settings", lambda command: Settings())
+    monkeypatch.setattr(cli, "kafka_settings", lambda command: Settings())
     monkeypatch.setattr(replay_cli, "run_replay_command", fake_run)
     args = ["replay", "--error-class", "internal_error", "--error-class", "oversized"]
     result = CliRunner().invoke(app, args)

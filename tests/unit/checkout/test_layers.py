@@ -3,7 +3,7 @@
 - ``worker/kafka`` (records, dead letters, control records, topic specs, clients) imports no
   Faust, so the tools and the ledger sink can use it without starting a Faust app.
 - ``worker/tools`` and ``worker/ledger`` import neither ``worker.stream`` nor Faust.
-- ``worker/cli.py`` reaches ``worker.stream`` only for ``run`` (``worker.stream.main``).
+- ``worker/cli/`` reaches ``worker.stream`` only for ``run`` (``worker.stream.main``).
 - One front door per use case: the stream pipeline and ``check`` decide a batch only through
   ``worker.core.batch`` (``plan_batch``/``plan_record`` and ``decide_batch``), never through the
   per-draft steps or the turn machine's transitions behind it.
@@ -58,7 +58,12 @@ def test_faust_free_packages_import_neither_stream_nor_faust() -> None:
 
 
 def test_the_cli_reaches_the_stream_only_to_run_the_worker() -> None:
-    reached = sorted(m for m in _imports(WORKER / "cli.py") if m.startswith("worker.stream"))
+    reached = sorted(
+        m
+        for p in (WORKER / "cli").glob("*.py")
+        for m in _imports(p)
+        if m.startswith("worker.stream")
+    )
     assert reached == ["worker.stream.main", "worker.stream.main.run_worker"]
 
 

@@ -98,7 +98,7 @@ def test_every_gw_variable_in_deploy_is_a_real_setting() -> None:
     names = gw_names_in_deploy()
     assert len(names["deploy/k8s/settings.env"]) >= 10
     bad = {where: sorted(unknown_settings(n)) for where, n in names.items() if unknown_settings(n)}
-    assert not bad, f"not settings of worker/settings.py: {bad}"
+    assert not bad, f"not settings of worker/settings/: {bad}"
 
 
 def test_the_setting_check_rejects_a_misspelt_name() -> None:

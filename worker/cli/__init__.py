@@ -6,8 +6,6 @@ does the work; no logic lives here.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -15,12 +13,9 @@ from typing import Annotated
 import typer
 
 from worker import __version__
+from worker.cli.start import EXIT_USAGE, kafka_settings, lost, read_settings, started
 from worker.core.contract import ErrorClass
 from worker.core.outputs.schemas import DraftKind
-from worker.settings import Settings, SettingsInvalidError, load_settings
-
-#: Exit code of a usage error, a bad setting included (as ``replay`` and ``check`` use it).
-EXIT_USAGE = 2
 
 app = typer.Typer(
     name="grounding-worker",
@@ -49,94 +44,6 @@ def _main(
     """Ground AI agents' drafts against tenant evidence before anyone reads them."""
 
 
-def _settings() -> Settings:
-    """The settings, or one line naming the bad environment variable and exit 2 (no traceback)."""
-    try:
-        return load_settings()
-    except SettingsInvalidError as exc:
-        typer.echo(f"grounding-worker: {exc}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
-
-
-def _kafka_settings(command: str) -> Settings:
-    """The settings, once the services ``command`` needs answer, after one connection to Kafka
-    as this process's clients will connect.
-
-    A service that does not answer within ``GW_STARTUP_TIMEOUT_S`` ends the command with one
-    ``startup.gave_up`` log line and exit 3 (``worker/runtime/startup.py``). Wrong SASL credentials
-    or an
-    untrusted broker certificate, a security protocol the broker's listener does not speak, or
-    a ``GW_WEB_PORT`` another process holds end it with one line naming the settings to fix and
-    exit 2, rather than clients retrying forever or a web server's traceback.
-    """
-    import asyncio
-
-    from worker.kafka.access import KafkaAccessError, check_access
-    from worker.runtime.startup import SERVES_PAGES, WebPortUnavailableError, check_web_port
-
-    settings = _settings()
-    try:
-        if command in SERVES_PAGES:
-            check_web_port(settings)
-        asyncio.run(check_access(settings))  # a refusal ends the command before any wait
-        return _started(command, settings)
-    except (KafkaAccessError, WebPortUnavailableError) as exc:
-        typer.echo(f"grounding-worker: {exc}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
-
-
-def _started(command: str, settings: Settings | None = None) -> Settings:
-    """The settings, once the services ``command`` needs answered
-    (``worker/runtime/startup.py``)."""
-    from worker.runtime.logs import configure_logging
-    from worker.runtime.startup import EXIT_UNREACHABLE, DependencyUnreachableError, await_services
-
-    settings = settings or _settings()
-    configure_logging(settings.log_level, json=settings.log_json)
-    try:
-        await_services(settings, command)
-    except DependencyUnreachableError as exc:
-        _gave_up(exc.service, exc.address, exc.reason, round(exc.waited_s, 1))
-        raise typer.Exit(EXIT_UNREACHABLE) from None
-    return settings
-
-
-@contextmanager
-def _lost(command: str) -> Iterator[None]:
-    """A service that answered at start but fails during ``command``: the same one line and
-    exit 3 as at start, rather than a driver's traceback."""
-    from aiokafka.errors import KafkaConnectionError
-    from pymongo.errors import ConnectionFailure
-
-    from worker.faults import RetriableFault
-    from worker.runtime.startup import EXIT_UNREACHABLE, NEEDS
-
-    try:
-        yield
-    except (OSError, TimeoutError, RetriableFault, KafkaConnectionError, ConnectionFailure) as exc:
-        services = NEEDS.get(command, ())
-        service = getattr(exc, "store", None) or (services[0] if len(services) == 1 else "")
-        _gave_up(service or "+".join(services), "", f"{type(exc).__name__}: {exc}"[:160], None)
-        raise typer.Exit(EXIT_UNREACHABLE) from None
-
-
-def _gave_up(service: str, address: str, reason: str, waited_s: float | None) -> None:
-    """The one line a command ends with when a service it needs does not answer."""
-    import structlog
-
-    from worker.runtime.startup import EXIT_UNREACHABLE, SETTING
-
-    structlog.get_logger("worker.startup").error(
-        "startup.gave_up",
-        dependency=service,
-        address=address,
-        reason=reason,
-        waited_s=waited_s,
-        setting=SETTING.get(service, ""),  # type: ignore[call-overload]
-        exit_code=EXIT_UNREACHABLE,
-    )
-
-
 @app.command()
 def run() -> None:
     """Run the worker: consume agent.drafts, publish verdicts, write the ledger."""
@@ -144,7 +51,7 @@ def run() -> None:
     from worker.stream.main import run_worker
 
     try:
-        run_worker(_kafka_settings("run"))
+        run_worker(kafka_settings("run"))
     except SpansUnavailableError as exc:
         typer.echo(f"grounding-worker: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
@@ -155,8 +62,8 @@ def migrate() -> None:
     """Create or upgrade the Postgres tables and MongoDB indexes (idempotent)."""
     from worker.stores.migrate import migrate_all
 
-    settings = _started("migrate")
-    with _lost("migrate"):
+    settings = started("migrate")
+    with lost("migrate"):
         migrate_all(settings)
 
 
@@ -188,8 +95,8 @@ def topics(
     """
     from worker.kafka.topics_admin import topics_command
 
-    settings = _kafka_settings("topics")
-    with _lost("topics"):
+    settings = kafka_settings("topics")
+    with lost("topics"):
         code = topics_command(settings, action.value, json_output=json_output)
     raise typer.Exit(code)
 
@@ -202,7 +109,7 @@ def ledger_sink() -> None:
     """
     from worker.ledger.main import run_ledger_sink
 
-    run_ledger_sink(_kafka_settings("ledger-sink"))
+    run_ledger_sink(kafka_settings("ledger-sink"))
 
 
 @app.command("seed-demo")
@@ -210,8 +117,8 @@ def seed_demo() -> None:
     """Load the small demo corpus (two tenants, a few users, ACL'd and revoked evidence)."""
     from worker.stores.demo import seed_demo_corpus
 
-    settings = _started("seed-demo")
-    with _lost("seed-demo"):
+    settings = started("seed-demo")
+    with lost("seed-demo"):
         seed_demo_corpus(settings)
 
 
@@ -315,7 +222,7 @@ def replay(  # noqa: PLR0917 - one parameter per documented option
         json=json_output,
         all_classes=all_classes,
     )
-    settings = _kafka_settings("replay")
+    settings = kafka_settings("replay")
     raise typer.Exit(
         run_replay_command(
             settings, args, now=datetime.now(UTC), known_classes=[c.value for c in ErrorClass]
@@ -377,7 +284,7 @@ def check(  # noqa: PLR0917 - one parameter per documented option
 
     raise typer.Exit(
         run_check(
-            _settings(),
+            read_settings(),
             draft=draft,
             evidence=evidence,
             tenant=tenant,
@@ -396,7 +303,3 @@ def check(  # noqa: PLR0917 - one parameter per documented option
 def main() -> None:
     """Console-script entry point."""
     app()
-
-
-if __name__ == "__main__":
-    main()

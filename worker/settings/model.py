@@ -1,78 +1,24 @@
-"""The one settings object. Built once at start-up and passed down; nothing else reads os.environ.
-
-Every field reads ``GW_<FIELD>``; the three connection settings also read the plain names that
-``scripts/services env`` prints (``KAFKA_BOOTSTRAP_SERVERS``, ``POSTGRES_DSN``, ``MONGO_URL``).
-Each field's description is what the README's settings table says (``scripts/gen_settings_doc.py``
-writes it; a test fails when it is stale).
-"""
+"""The settings object's fields: every setting of every process, with its default and rules."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Literal
 
 from pydantic import (
     AliasChoices,
-    BaseModel,
-    ConfigDict,
     Field,
     FilePath,
     SecretStr,
-    ValidationError,
     field_validator,
     model_validator,
 )
-from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from worker.core.contract import DEFAULT_TOPICS, TopicRole
-from worker.faults import UsageFault
+from worker.settings.topics import TopicNames
 
 ENV_PREFIX = "GW_"
 NESTED_DELIMITER = "__"
-
-
-class TopicNames(BaseModel):
-    """Topic names (contract §1). Override with ``GW_TOPICS__DRAFTS=...`` and so on."""
-
-    model_config = ConfigDict(frozen=True)
-
-    drafts: str = Field(
-        default=DEFAULT_TOPICS[TopicRole.DRAFTS],
-        min_length=1,
-        description="drafts from the agents (input)",
-    )
-    regenerate: str = Field(
-        default=DEFAULT_TOPICS[TopicRole.REGENERATE],
-        min_length=1,
-        description="regenerate requests",
-    )
-    validated: str = Field(
-        default=DEFAULT_TOPICS[TopicRole.VALIDATED], min_length=1, description="grounded answers"
-    )
-    could_not_ground: str = Field(
-        default=DEFAULT_TOPICS[TopicRole.COULD_NOT_GROUND],
-        min_length=1,
-        description="could-not-ground events",
-    )
-    ledger: str = Field(
-        default=DEFAULT_TOPICS[TopicRole.LEDGER], min_length=1, description="the citation ledger"
-    )
-    dlq: str = Field(
-        default=DEFAULT_TOPICS[TopicRole.DLQ], min_length=1, description="dead letters"
-    )
-
-    def by_role(self) -> dict[TopicRole, str]:
-        """Each topic's name by what it is for (the core addresses its records by role)."""
-        return {
-            TopicRole.DRAFTS: self.drafts,
-            TopicRole.REGENERATE: self.regenerate,
-            TopicRole.VALIDATED: self.validated,
-            TopicRole.COULD_NOT_GROUND: self.could_not_ground,
-            TopicRole.LEDGER: self.ledger,
-            TopicRole.DLQ: self.dlq,
-        }
 
 
 class Settings(BaseSettings):
@@ -412,60 +358,3 @@ class Settings(BaseSettings):
     def replay_log(self) -> str:
         """The replay log's topic name."""
         return self.replay_log_topic or f"{self.topics.dlq}.replayed"
-
-
-# --------------------------------------------------------------------------------------------------
-# Loading, with an error an operator can act on
-
-
-class SettingsInvalidError(UsageFault):
-    """The environment holds a setting the worker cannot use; the message names the variable."""
-
-
-def env_names(name: str, info: FieldInfo) -> tuple[str, ...]:
-    """The environment variables a field reads, the preferred one first."""
-    alias = info.validation_alias
-    if isinstance(alias, AliasChoices):
-        return tuple(str(choice) for choice in alias.choices)
-    return (f"{ENV_PREFIX}{name.upper()}",)
-
-
-def _variable(loc: tuple[int | str, ...]) -> str:
-    """The environment variable behind an error location (``topics.drafts``: GW_TOPICS__DRAFTS)."""
-    if not loc:
-        return "the settings"
-    head = str(loc[0])
-    info = Settings.model_fields.get(head)
-    if info is None:  # an alias name: pydantic reports the alias it read
-        return head
-    names = env_names(head, info)
-    if (
-        len(loc) > 1
-        and isinstance(info.annotation, type)
-        and issubclass(info.annotation, BaseModel)
-    ):
-        return names[0] + NESTED_DELIMITER + NESTED_DELIMITER.join(str(p).upper() for p in loc[1:])
-    return " or ".join(names)
-
-
-def describe_error(exc: ValidationError | SettingsError) -> str:
-    """One line naming every offending variable; never the value (it may be a secret)."""
-    if isinstance(exc, SettingsError):
-        match = re.search(r'field "([^"]+)"', str(exc))
-        variable = _variable((match.group(1),)) if match else "the settings"
-        return f"invalid setting {variable}: cannot parse the value"
-    problems = [
-        f"{_variable(tuple(e['loc']))}: {e['msg']}"
-        if e["loc"]
-        else str(e["msg"]).removeprefix("Value error, ")  # a rule across fields names them
-        for e in exc.errors()
-    ]
-    return "invalid setting " + "; ".join(problems)
-
-
-def load_settings() -> Settings:
-    """The settings from the environment, or :class:`SettingsInvalidError` naming the variable."""
-    try:
-        return Settings()
-    except (ValidationError, SettingsError) as exc:
-        raise SettingsInvalidError(describe_error(exc)) from None
