@@ -52,9 +52,9 @@ from bench import drafts as bench_drafts
 from worker.core import batch as core_batch
 from worker.core.claims.policy import PolicyBook
 from worker.core.envelope.draft import EnvelopeRejection
+from worker.core.evidence_store import InMemoryEvidenceStore
 from worker.core.grounding import admit, judge
 from worker.core.messages.records import Incoming, OutRecord
-from worker.core.ports import InMemoryEvidenceStore
 from worker.core.turns.machine import TurnState
 from worker.kafka.publisher import ProducerPublisher
 from worker.runtime.logs import configure_logging

@@ -114,7 +114,7 @@ CORE_LAYERS = (
     "citations",
     "outputs",
     "messages",
-    "ports",
+    "evidence_store",
     "claims",
     "envelope",
     "verdict",

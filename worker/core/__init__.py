@@ -14,7 +14,7 @@ before it in this list: ``tests/unit/test_layers.py``):
 - ``outputs``: rule 2, the agent-output schemas and their validation.
 - ``messages``: the grounded answer, regenerate request, could-not-ground event and ledger batch
   (§3-§6), their wire form, records and trace context.
-- ``ports``: the one IO seam, what the stores know of each cited id (rule 4).
+- ``evidence_store``: the one IO seam, what the stores know of each cited id (rule 4).
 - ``claims``: rule 7 (``markdown``, ``sentences``, ``units``, ``status``), rule 5's hidden
   words (``hidden_words``) and its last check of what a reader is shown (``gate``), rule 6b
   (``support``), rule 7b (``typed``), the tenant policy (``policy``).

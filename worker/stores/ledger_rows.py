@@ -46,7 +46,7 @@ class LedgerRecord(BaseModel):
 class LedgerRow(NamedTuple):
     """A ``LedgerRecord``'s values as plain ``str``/``int``/``list``, same fields, same order.
 
-    Only ever built from a proven shape (``worker.ledger.batch``) or from a ``LedgerRecord``
+    Only ever built from a proven shape (``worker.ledger.message``) or from a ``LedgerRecord``
     (:meth:`of`), so it holds exactly what the model would.
     """
 

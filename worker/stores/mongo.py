@@ -21,7 +21,7 @@ from pymongo.errors import ConnectionFailure, ExecutionTimeout, OperationFailure
 from pymongo.monitoring import _EventListener
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
-from worker.core.ports import Found, Wanted
+from worker.core.evidence_store import Found, Wanted
 from worker.faults import StoreUnavailable
 from worker.settings import Settings
 from worker.stores.rows import parse_document, queryable_ids

@@ -32,8 +32,8 @@ import structlog
 
 from worker import __version__
 from worker.core.claims.policy import PolicyBook
+from worker.core.evidence_store import EvidenceStore
 from worker.core.messages.records import Incoming, OutRecord
-from worker.core.ports import EvidenceStore
 from worker.kafka.publisher import ProducerPublisher
 from worker.kafka.records import normalize_headers
 from worker.kafka.topic_specs import FRAMING_BYTES, TURNS_TABLE

@@ -46,8 +46,8 @@ from worker.core.batch import (
 )
 from worker.core.claims.policy import PolicyBook
 from worker.core.contract import ErrorClass, Outcome
+from worker.core.evidence_store import EvidenceStore
 from worker.core.messages.records import Incoming, OutRecord
-from worker.core.ports import EvidenceStore
 from worker.core.turns.machine import TurnState
 from worker.faults import RetriableFault
 from worker.kafka.dlq import dead_letter
@@ -57,8 +57,8 @@ from worker.runtime.retry import backoff_delays, half_jitter
 from worker.runtime.spans import Spans, traceparent_of
 from worker.settings import Settings
 from worker.stream.lookahead import Lookahead, merged, record_key
-from worker.stream.ports import BulkPublisher, Publisher, TurnStore
 from worker.stream.resolve import BatchResolver, Resolved
+from worker.stream.seams import BulkPublisher, Publisher, TurnStore
 
 log = structlog.get_logger("worker.pipeline")
 

@@ -17,7 +17,7 @@ import structlog
 
 from worker.core.citations.evidence import CitationRef, EvidenceRecord
 from worker.core.contract import ErrorClass
-from worker.core.ports import EvidenceStore, Found
+from worker.core.evidence_store import EvidenceStore, Found
 from worker.faults import RetriableFault
 from worker.runtime.metrics import Metrics
 from worker.runtime.retry import (

@@ -45,9 +45,9 @@ from worker.core.claims.units import ClaimUnit, UnitKind
 from worker.core.contract import DEFAULT_TOPICS, ErrorClass, Outcome, TopicRole
 from worker.core.envelope.draft import EnvelopeRejection
 from worker.core.envelope.json_text import dumps_json, loads_json
+from worker.core.evidence_store import EvidenceStore
 from worker.core.grounding import Judgement
 from worker.core.messages.records import Incoming
-from worker.core.ports import EvidenceStore
 from worker.core.turns.machine import TurnState, awaiting_regeneration
 
 EXIT_GROUNDED = 0

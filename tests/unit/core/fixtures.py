@@ -16,7 +16,7 @@ from typing import Any
 from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord, Principal
 from worker.core.claims.policy import TenantPolicy
 from worker.core.envelope.draft import Draft, parse_envelope
-from worker.core.ports import InMemoryEvidenceStore
+from worker.core.evidence_store import InMemoryEvidenceStore
 from worker.core.turns.machine import Decision, TurnState, decide
 from worker.core.verdict import Evaluation, Prepared, evaluate, prepare
 

@@ -28,8 +28,8 @@ import orjson
 
 from worker.core.citations.evidence import EvidenceRecord
 from worker.core.claims.policy import PolicyBook
+from worker.core.evidence_store import InMemoryEvidenceStore
 from worker.core.messages.records import Incoming
-from worker.core.ports import InMemoryEvidenceStore
 from worker.core.turns.control import ControlKind, control_record
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings

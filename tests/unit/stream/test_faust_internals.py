@@ -137,7 +137,9 @@ NOT_FAUSTS = {
     ("client/session.py", "consumer._client"): (
         "aiokafka: the connections (its client's `_conns`) a stop past its time closes, no abort()"
     ),
-    ("kafka/batch.py", "consumer._client"): "aiokafka: the consumer's metadata, no public seam",
+    ("kafka/bounded_read.py", "consumer._client"): (
+        "aiokafka: the consumer's metadata, no public seam"
+    ),
     ("runtime/metrics_server.py", "site._server"): "aiohttp: the bound socket of a port-0 site",
     ("stores/ledger.py", "asyncpg.exceptions._base"): "asyncpg: its DataError base class",
     ("stream/recovery_watchdog.py", "os._exit"): "the standard library's immediate exit",
