@@ -120,11 +120,6 @@ class ReplayFilter(NamedTuple):
             return False
         return not self.tenants or (tenant is not None and tenant in self.tenants)
 
-    @property
-    def needs_tenant(self) -> bool:
-        """Whether matching needs the value parsed."""
-        return bool(self.tenants)
-
 
 class ReplayAction(StrEnum):
     """What a run does with one dead letter."""
