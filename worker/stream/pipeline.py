@@ -1,7 +1,9 @@
 """One batch of ``agent.drafts`` records: plan, fetch, decide, store the turns, publish.
 
 This is the whole imperative shell around the core's batch use case (``worker.core.batch``, the
-same two calls ``check`` makes): :func:`plan_batch` reads the records, the batch's one evidence
+steps ``check`` takes): :func:`plan_record` reads each record (``check`` calls
+:func:`plan_batch`, which is that over a whole batch; here the look-ahead may have read some of
+the batch's records already, so the :class:`BatchPlan` is assembled here), the batch's one evidence
 fetch and the turn table's reads follow, :func:`decide_batch` decides every record in order, and
 what it decided is written (the turn table) and published. It holds no rule of its own and owns
 no Kafka client and no table: the Faust agent hands it plain :class:`Incoming` values and gives
