@@ -154,23 +154,6 @@ async def seed_corpus(
     return SeedReport(counts["observations"], counts["events"], len(documents))
 
 
-async def delete_corpus(
-    pool: Any, db: AsyncDatabase[Any], settings: Settings, corpus: DemoCorpus
-) -> None:
-    """Remove what ``seed_corpus`` stored for ``corpus`` (tests clean up their private copy)."""
-    for table, attribute in (
-        (settings.observations_table, "observations"),
-        (settings.events_table, "events"),
-    ):
-        ids = [row.id for t in corpus.tenants for row in getattr(t, attribute)]
-        await pool.execute(
-            f"DELETE FROM {quote_identifier(table)} WHERE id = ANY($1::bigint[])",  # noqa: S608 - validated, quoted identifier
-            ids,
-        )
-    doc_ids = [d.id for t in corpus.tenants for d in t.documents]
-    await db[settings.documents_collection].delete_many({"_id": {"$in": doc_ids}})
-
-
 def _list(acl: tuple[str, ...] | None) -> list[str] | None:
     return list(acl) if acl is not None else None
 
