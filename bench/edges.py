@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
+from worker.core import CitationRef, EvidenceKind, EvidenceRecord
 from worker.ledger.message import ledger_records, ledger_rows
 from worker.stores import rows as store_rows
 from worker.stores.ledger_rows import LedgerRecord, LedgerRow

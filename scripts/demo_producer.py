@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from worker.core.citations.evidence import (
+from worker.core import (
     HIDDEN,
     CitationRef,
     EvidenceKind,

@@ -15,8 +15,7 @@ from typing import Annotated
 import typer
 
 from worker import __version__
-from worker.core.contract import ErrorClass
-from worker.core.outputs.schemas import DraftKind
+from worker.core import DraftKind, ErrorClass
 from worker.settings import Settings, SettingsInvalidError, load_settings
 
 #: Exit code of a usage error, a bad setting included (as ``replay`` and ``check`` use it).

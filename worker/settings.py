@@ -26,7 +26,7 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
-from worker.core.contract import DEFAULT_TOPICS, TopicRole
+from worker.core import DEFAULT_TOPICS, TopicRole
 from worker.faults import UsageFault
 
 ENV_PREFIX = "GW_"

@@ -4,6 +4,13 @@ Nothing in this package imports Faust, aiokafka, asyncpg or pymongo, reads the c
 the stream loop in ``worker.stream`` feeds it and routes what it returns. The front door is
 ``batch`` (``plan_batch``, then ``decide_batch``), which the worker and ``check`` both call.
 
+This module is the core's face: code outside ``worker/core`` imports from ``worker.core`` only,
+never from a submodule (``tests/unit/test_layers.py``, an allow-list). ``__all__`` names the
+front door, the contract's vocabulary and the values that cross it, the evidence port, and, last,
+the single rules the benchmarks and generators time or exercise alone (the shells must not call
+those: the same test). The core's own modules import each other directly, never this face, so
+importing one of them cannot cycle through it.
+
 Where each rule of the contract's §3 lives (packages lowest first; each imports only those
 before it in this list: ``tests/unit/test_layers.py``):
 
@@ -24,3 +31,198 @@ before it in this list: ``tests/unit/test_layers.py``):
 - ``grounding``: one draft through the batch (``admit``, ``judge``).
 - ``batch``: the batch use case.
 """
+
+from worker.core.batch import (
+    BatchOutcome,
+    BatchPlan,
+    BatchRules,
+    Planned,
+    Route,
+    decide_batch,
+    plan_batch,
+    plan_record,
+    wanted_of,
+)
+from worker.core.citations.evidence import (
+    HIDDEN,
+    CitationRef,
+    EvidenceKind,
+    EvidenceRecord,
+    Principal,
+    QuoteCheck,
+    Resolution,
+    resolve_all,
+)
+from worker.core.citations.extraction import extract
+from worker.core.citations.redaction import remove_all_tokens
+from worker.core.citations.tokens import find_tokens
+from worker.core.claims.markdown import blocks
+from worker.core.claims.policy import PolicyBook, SupportPolicy, TenantPolicy
+from worker.core.claims.sentences import sentence_spans
+from worker.core.claims.status import HiddenRefs, hidden_of, remove_hidden
+from worker.core.claims.support import (
+    FAILING,
+    Finding,
+    SourceIndex,
+    SourceText,
+    SupportResult,
+    check_cited,
+    check_support,
+)
+from worker.core.claims.typed import DeclaredClaim, claim_checks_wire
+from worker.core.claims.units import ClaimUnit, UnitKind
+from worker.core.contract import (
+    DEFAULT_TOPICS,
+    DLQ_HEADERS,
+    ERROR_CLASS,
+    ERROR_MESSAGE,
+    FAILED_AT,
+    ORIGINAL_HEADERS,
+    ORIGINAL_OFFSET,
+    ORIGINAL_PARTITION,
+    ORIGINAL_TIMESTAMP,
+    ORIGINAL_TOPIC,
+    REPLAY_COUNT,
+    WORKER_VERSION,
+    ErrorClass,
+    LedgerOutcome,
+    Outcome,
+    SupportLevel,
+    TopicRole,
+)
+from worker.core.envelope.draft import (
+    SUPPORTED_SCHEMA_VERSIONS,
+    Draft,
+    DraftEnvelopeWire,
+    EnvelopeRejection,
+    parse_envelope,
+)
+from worker.core.envelope.json_text import dumps_json, loads_json
+from worker.core.evidence_store import EvidenceStore, Found, InMemoryEvidenceStore, Wanted
+from worker.core.grounding import Admitted, Judgement, admit, judge
+from worker.core.messages.models import (
+    CouldNotGround,
+    GroundedAnswer,
+    LedgerBatch,
+    LedgerSupport,
+    RegenerateRequest,
+)
+from worker.core.messages.records import Headers, Incoming, OutRecord, last_header
+from worker.core.messages.tracecontext import TraceContext, parse_traceparent
+from worker.core.outputs.schemas import AnalystAnswer, DraftKind, Proposal, ReportDraft
+from worker.core.turns.control import ControlKind, control_record
+from worker.core.turns.deadline_index import DeadlineIndex
+from worker.core.turns.machine import (
+    Decision,
+    TurnState,
+    awaiting_regeneration,
+    decide,
+    on_deadline,
+)
+from worker.core.verdict import evaluate, prepare
+
+__all__ = [  # noqa: RUF022 - grouped by purpose (each group sorted), not one alphabet
+    # The front door: plan a batch, look its ids up (the shell), decide it.
+    "BatchOutcome",
+    "BatchPlan",
+    "BatchRules",
+    "Planned",
+    "Route",
+    "decide_batch",
+    "plan_batch",
+    "plan_record",
+    "wanted_of",
+    # The contract's vocabulary (§2-§7): classes, outcomes, topics, the dead-letter headers.
+    "DEFAULT_TOPICS",
+    "DLQ_HEADERS",
+    "ERROR_CLASS",
+    "ERROR_MESSAGE",
+    "FAILED_AT",
+    "ORIGINAL_HEADERS",
+    "ORIGINAL_OFFSET",
+    "ORIGINAL_PARTITION",
+    "ORIGINAL_TIMESTAMP",
+    "ORIGINAL_TOPIC",
+    "REPLAY_COUNT",
+    "SUPPORTED_SCHEMA_VERSIONS",
+    "WORKER_VERSION",
+    "ErrorClass",
+    "LedgerOutcome",
+    "Outcome",
+    "SupportLevel",
+    "TopicRole",
+    # Values in and out: records, the envelope, the messages and their schemas, trace context.
+    "AnalystAnswer",
+    "CouldNotGround",
+    "Draft",
+    "DraftEnvelopeWire",
+    "DraftKind",
+    "EnvelopeRejection",
+    "GroundedAnswer",
+    "Headers",
+    "Incoming",
+    "LedgerBatch",
+    "LedgerSupport",
+    "OutRecord",
+    "Proposal",
+    "RegenerateRequest",
+    "ReportDraft",
+    "TraceContext",
+    "dumps_json",
+    "last_header",
+    "loads_json",
+    "parse_traceparent",
+    "parse_envelope",
+    # Citations and rule 4: the evidence port the stores implement, and what they return.
+    "HIDDEN",
+    "CitationRef",
+    "EvidenceKind",
+    "EvidenceRecord",
+    "EvidenceStore",
+    "Found",
+    "InMemoryEvidenceStore",
+    "Principal",
+    "QuoteCheck",
+    "Resolution",
+    "Wanted",
+    "resolve_all",
+    # Policies, and what ``check`` reports of a draft (its judgement, claim units and checks).
+    "ClaimUnit",
+    "DeclaredClaim",
+    "Judgement",
+    "PolicyBook",
+    "SupportPolicy",
+    "SupportResult",
+    "TenantPolicy",
+    "UnitKind",
+    "claim_checks_wire",
+    # Turns: the state the table stores, control records, deadlines.
+    "ControlKind",
+    "DeadlineIndex",
+    "TurnState",
+    "awaiting_regeneration",
+    "control_record",
+    # The steps behind the door, one rule at a time: for the benchmarks and generators only.
+    "FAILING",
+    "Admitted",
+    "Decision",
+    "Finding",
+    "HiddenRefs",
+    "SourceIndex",
+    "SourceText",
+    "admit",
+    "blocks",
+    "check_cited",
+    "check_support",
+    "decide",
+    "evaluate",
+    "extract",
+    "find_tokens",
+    "hidden_of",
+    "judge",
+    "on_deadline",
+    "prepare",
+    "remove_all_tokens",
+    "remove_hidden",
+    "sentence_spans",
+]

@@ -20,7 +20,7 @@ from typing import Any
 from aiokafka.errors import KafkaError
 from aiokafka.partitioner import DefaultPartitioner
 
-from worker.core.messages.records import Headers, OutRecord
+from worker.core import Headers, OutRecord
 from worker.faults import BrokerUnavailable, PoisonFault
 
 #: Keys whose partition is remembered (per partition count) before the memo starts afresh.

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict
 from pymongo.asynchronous.database import AsyncDatabase
 
-from worker.core.citations.evidence import Principal
+from worker.core import Principal
 from worker.settings import Settings
 from worker.stores.identifiers import quote_identifier
 from worker.stores.migrate import apply_migrations, ensure_mongo_indexes

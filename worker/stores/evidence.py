@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Collection, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 
-from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
-from worker.core.evidence_store import EvidenceStore, Found, Wanted
+from worker.core import CitationRef, EvidenceKind, EvidenceRecord, EvidenceStore, Found, Wanted
 from worker.faults import StoreUnavailable
 from worker.runtime.metrics import Metrics
 from worker.runtime.readiness import StoreHealth

@@ -13,9 +13,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from worker.core.citations.evidence import EvidenceKind, QuoteCheck, Resolution
-from worker.core.contract import LedgerOutcome
-from worker.core.messages.models import LedgerSupport
+from worker.core import EvidenceKind, LedgerOutcome, LedgerSupport, QuoteCheck, Resolution
 
 
 class LedgerRecord(BaseModel):

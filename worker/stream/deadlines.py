@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from worker.core.contract import DEFAULT_TOPICS, TopicRole
-from worker.core.messages.records import OutRecord
-from worker.core.turns.control import ControlKind, control_record
+from worker.core import DEFAULT_TOPICS, ControlKind, OutRecord, TopicRole, control_record
 from worker.stream.seams import IndexedTurnStore
 
 

@@ -26,7 +26,7 @@ from typing import Protocol
 
 import structlog
 
-from worker.core.messages.records import Incoming, OutRecord
+from worker.core import Incoming, OutRecord
 from worker.runtime.metrics import Metrics
 from worker.stream.collector import BatchCollector
 from worker.stream.offsets import OffsetGuard

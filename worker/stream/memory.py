@@ -13,8 +13,7 @@ import asyncio
 from collections.abc import Awaitable, Collection, Mapping, Sequence
 from typing import NamedTuple
 
-from worker.core.messages.records import Headers, OutRecord
-from worker.core.turns.machine import TurnState
+from worker.core import Headers, OutRecord, TurnState
 from worker.faults import BrokerUnavailable, PoisonFault
 from worker.stream.seams import StoredTurn
 from worker.stream.turn_table import decode_turn, encode_turn

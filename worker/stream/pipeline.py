@@ -36,21 +36,23 @@ from typing import Any
 import structlog
 from prometheus_client import Counter
 
-from worker.core.batch import (
+from worker.core import (
     BatchOutcome,
     BatchPlan,
     BatchRules,
+    ErrorClass,
+    EvidenceStore,
+    Incoming,
+    Outcome,
+    OutRecord,
     Planned,
+    PolicyBook,
     Route,
+    TurnState,
     decide_batch,
     plan_record,
     wanted_of,
 )
-from worker.core.claims.policy import PolicyBook
-from worker.core.contract import ErrorClass, Outcome
-from worker.core.evidence_store import EvidenceStore
-from worker.core.messages.records import Incoming, OutRecord
-from worker.core.turns.machine import TurnState
 from worker.faults import RetriableFault
 from worker.kafka.dlq import dead_letter
 from worker.runtime.logs import trace_scope

@@ -21,9 +21,7 @@ import orjson
 from faust.stores.rocksdb import Store as RocksDBStore
 from rocksdict import WriteBatch
 
-from worker.core.envelope.json_text import loads_json
-from worker.core.turns.deadline_index import DeadlineIndex
-from worker.core.turns.machine import TurnState
+from worker.core import DeadlineIndex, TurnState, loads_json
 from worker.stream.faust_internals import RocksPartitions
 from worker.stream.seams import StoredTurn
 

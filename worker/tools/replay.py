@@ -27,7 +27,7 @@ import orjson
 from aiokafka.errors import KafkaError
 
 from worker import __version__
-from worker.core.messages.records import Incoming
+from worker.core import Incoming
 from worker.faults import BrokerUnavailable, GaveUpFault
 from worker.kafka.bounded_read import acked_producer, batch_consumer, partitions_of, read_to_end
 from worker.kafka.dlq import replay_count

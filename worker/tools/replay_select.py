@@ -31,9 +31,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import NamedTuple
 
-from worker.core.contract import ERROR_CLASS, REPLAY_COUNT
-from worker.core.envelope.json_text import loads_json
-from worker.core.messages.records import Headers, Incoming
+from worker.core import ERROR_CLASS, REPLAY_COUNT, Headers, Incoming, loads_json
 from worker.kafka.dlq import replay_count
 
 #: Classes a replay can fix, by default replayed: why each can succeed the next time.

@@ -188,4 +188,6 @@ def test_hidden_tokens_cut_by_the_pattern_are_the_scanned_ones(
     read off, id 0, a hidden id's digits inside a longer id, an overlong run of zeros before
     one); the result is ``remove_tokens``'s, which scans every token of the grammar."""
     refs = frozenset(hidden)
-    assert claim_status._remove(text, claim_status._hidden(refs)) == remove_tokens(text, refs)
+    assert claim_status.remove_hidden(text, claim_status.hidden_of(refs)) == remove_tokens(
+        text, refs
+    )

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 from test_pipeline import DANGLING, GOOD, RECORDS, processor, rec
 
-from worker.core.evidence_store import InMemoryEvidenceStore
-from worker.core.messages.records import OutRecord
+from worker.core import InMemoryEvidenceStore, OutRecord
 from worker.faults import PoisonFault
 from worker.stream.memory import MemoryBulkPublisher, SentRecord
 from worker.stream.seams import BulkPublisher

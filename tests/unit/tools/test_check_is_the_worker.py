@@ -15,9 +15,7 @@ from typing import Any
 import orjson
 import pytest
 
-from worker.core.claims.policy import PolicyBook
-from worker.core.contract import TopicRole
-from worker.core.messages.records import Headers, Incoming
+from worker.core import Headers, Incoming, PolicyBook, TopicRole
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.pipeline import BatchProcessor

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from worker.core import Incoming
 from worker.core import contract as h
-from worker.core.messages.records import Incoming
 from worker.kafka.dlq import replay_count
 from worker.tools.progress import Progress
 from worker.tools.replay import chunk_size
