@@ -185,6 +185,36 @@ def test_the_face_names_exist_and_the_cores_modules_never_import_it() -> None:
     assert through_the_face == []
 
 
+def test_the_face_loads_each_name_from_the_module_it_imports_it_from() -> None:
+    """What mypy reads (the ``TYPE_CHECKING`` imports) and what runs (``_HOME``, read on first
+    use) name the same module for every name of ``__all__``."""
+    import worker.core  # noqa: PLC0415
+
+    tree = ast.parse((CORE / "__init__.py").read_text(encoding="utf-8"))
+    guarded = next(n for n in tree.body if isinstance(n, ast.If))
+    imported = {
+        alias.name: node.module
+        for node in guarded.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported == worker.core._HOME
+    assert sorted(imported) == sorted(worker.core.__all__)
+
+
+def test_importing_one_core_module_does_not_load_the_whole_core() -> None:
+    code = (
+        "import sys\n"
+        "import worker.core.contract\n"
+        "from worker.core import ErrorClass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('worker.core')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "['worker.core', 'worker.core.contract']"
+
+
 def _package_of(module: str) -> str:
     """``worker.stream.app`` -> ``worker.stream``; a package is its own."""
     path = ROOT.joinpath(*module.split("."))
