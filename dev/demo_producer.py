@@ -31,7 +31,14 @@ from typing import Any
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from worker.core.citations.evidence import Principal, is_revoked, may_see
+from worker.core import (
+    HIDDEN,
+    CitationRef,
+    EvidenceKind,
+    EvidenceRecord,
+    Principal,
+    resolve_all,
+)
 from worker.settings import Settings
 from worker.stores.demo import load_corpus
 
@@ -307,18 +314,18 @@ def envelope(turn: Turn, attempt: int, output: Any) -> bytes:
 def hidden_ids(user: str, groups: tuple[str, ...], tenant_id: str = "acme") -> set[bytes]:
     """Every demo id (``DOC-9002``) this reader may not see: what must never reach them."""
     principal = Principal(user_id=user, groups=groups)
-    now = datetime.now(UTC)
-    hidden: set[bytes] = set()
+    evidence: dict[CitationRef, EvidenceRecord] = {}
     for tenant in load_corpus().tenants:
+        if tenant.tenant_id != tenant_id:
+            continue
         rows: list[tuple[str, Any]] = [("OBS", r) for r in tenant.observations]
         rows += [("EVT", r) for r in tenant.events] + [("DOC", d) for d in tenant.documents]
         for kind, row in rows:
+            ref = CitationRef(EvidenceKind(kind), row.id)
             acl = row.acl if kind != "DOC" or row.has_acl_field else ()
-            if tenant.tenant_id == tenant_id and (
-                not may_see(acl, principal) or is_revoked(row.revoked_at, now)
-            ):
-                hidden.add(f"{kind}-{row.id}".encode())
-    return hidden
+            evidence[ref] = EvidenceRecord(ref=ref, acl=acl, revoked_at=row.revoked_at)
+    resolutions = resolve_all(evidence, evidence, principal, None, datetime.now(UTC))
+    return {ref.label.encode() for ref, resolution in resolutions.items() if resolution in HIDDEN}
 
 
 async def run(settings: Settings, wait_s: float, say: Callable[[str], None]) -> int:

@@ -37,9 +37,15 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
-from worker.core.claims.policy import PolicyBook
-from worker.core.grounding import Admitted, admit, judge
+from worker.core import (
+    Admitted,
+    CitationRef,
+    EvidenceKind,
+    EvidenceRecord,
+    PolicyBook,
+    admit,
+    judge,
+)
 
 NOW = datetime(2026, 12, 2, 12, tzinfo=UTC)
 MIB = 1 << 20

@@ -23,8 +23,7 @@ import cmarkgfm
 import pyromark
 from markdown_it import MarkdownIt
 
-from worker.core.claims.markdown import blocks
-from worker.core.claims.sentences import sentence_spans
+from worker.core import blocks, sentence_spans
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -48,19 +48,22 @@ from typing import Any
 
 import orjson
 
-from worker.core.citations.evidence import (
+from worker.core import (
     CitationRef,
+    DeclaredClaim,
+    Draft,
+    DraftKind,
     EvidenceKind,
     EvidenceRecord,
     Principal,
+    SourceIndex,
+    SupportPolicy,
+    TenantPolicy,
+    decide,
+    evaluate,
+    parse_envelope,
+    prepare,
 )
-from worker.core.claims.policy import SupportPolicy, TenantPolicy
-from worker.core.claims.support import SourceIndex
-from worker.core.claims.typed import DeclaredClaim
-from worker.core.envelope.draft import Draft, parse_envelope
-from worker.core.outputs.validation import DraftKind
-from worker.core.turns.machine import decide
-from worker.core.verdict import evaluate, prepare
 
 NOW = datetime(2026, 12, 2, 12, tzinfo=UTC)
 POLICY = TenantPolicy()

@@ -16,7 +16,7 @@ import random
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from worker.core.citations.evidence import EvidenceKind, EvidenceRecord
+from worker.core import EvidenceKind, EvidenceRecord
 from worker.settings import Settings
 from worker.stores.identifiers import quote_identifier
 from worker.stores.migrate import apply_migrations, ensure_mongo_indexes

@@ -33,8 +33,8 @@ from typing import Any
 
 import orjson
 
-from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
-from worker.ledger.batch import ledger_records, ledger_rows
+from worker.core import CitationRef, EvidenceKind, EvidenceRecord
+from worker.ledger.message import ledger_records, ledger_rows
 from worker.stores import rows as store_rows
 from worker.stores.ledger_rows import LedgerRecord, LedgerRow
 

@@ -16,11 +16,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from worker.core.citations.evidence import CitationRef, EvidenceKind
-from worker.core.citations.extraction import extract, find_tokens
-from worker.core.citations.redaction import remove_all_tokens
-from worker.core.claims.sentences import sentence_spans
-from worker.core.claims.status import _hidden, _remove
+from worker.core import (
+    CitationRef,
+    EvidenceKind,
+    extract,
+    find_tokens,
+    remove_all_tokens,
+    sentence_spans,
+)
+from worker.core import hidden_of as _hidden
+from worker.core import remove_hidden as _remove
 
 MIB = 1 << 20
 PROSE = (

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from dev.bench.shapes import read
-from worker.core.messages.records import OutRecord
+from worker.core import OutRecord
 
 Template = Sequence[tuple[str, bytes]]
 
@@ -81,11 +81,9 @@ def run_faust(templates_path: Path) -> None:
 
     from worker.runtime.event_loop import use_event_loop, use_thread_switch_interval  # noqa: PLC0415
     from worker.settings import Settings  # noqa: PLC0415
-    from worker.stream.app import (  # noqa: PLC0415
-        _new_app,
-        _publisher,
-        wire_intake,
-    )
+    from worker.stream.app import app_publisher as _publisher  # noqa: PLC0415
+    from worker.stream.app import new_app as _new_app  # noqa: PLC0415
+    from worker.stream.app import wire_intake  # noqa: PLC0415
     from worker.stream.take import OverlappedTake  # noqa: PLC0415
 
     settings = Settings()

@@ -27,7 +27,8 @@ from typing import Any
 from faust.types import TP, ConsumerMessage
 
 from worker.settings import Settings
-from worker.stream.app import _new_app, message_to_incoming, to_incoming
+from worker.stream.app import message_to_incoming, to_incoming
+from worker.stream.app import new_app as _new_app
 from worker.stream.intake import (
     DraftsChannel,
     consumer_acknowledge,

@@ -37,10 +37,10 @@ from pathlib import Path
 import orjson
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from worker.core.messages.records import OutRecord
+from worker.core import OutRecord
 from worker.kafka.publisher import ProducerPublisher
 from worker.settings import Settings
-from worker.stream.app import _new_app
+from worker.stream.app import new_app as _new_app
 from worker.stream.faust_internals import aiokafka_producer
 
 PARTITIONS = 6

@@ -49,13 +49,17 @@ from aiokafka.producer.message_accumulator import BatchBuilder
 
 from dev.bench import corpus as bench_corpus
 from dev.bench import drafts as bench_drafts
+from worker.core import (
+    EnvelopeRejection,
+    Incoming,
+    InMemoryEvidenceStore,
+    OutRecord,
+    PolicyBook,
+    TurnState,
+    admit,
+    judge,
+)
 from worker.core import batch as core_batch
-from worker.core.claims.policy import PolicyBook
-from worker.core.envelope.draft import EnvelopeRejection
-from worker.core.grounding import admit, judge
-from worker.core.messages.records import Incoming, OutRecord
-from worker.core.ports import InMemoryEvidenceStore
-from worker.core.turns.machine import TurnState
 from worker.kafka.publisher import ProducerPublisher
 from worker.runtime.logs import configure_logging
 from worker.runtime.metrics import Metrics

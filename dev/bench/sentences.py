@@ -21,11 +21,15 @@ from datetime import UTC, datetime
 
 import orjson
 
-from worker.core.claims.policy import TenantPolicy
-from worker.core.claims.sentences import sentence_spans
-from worker.core.envelope.draft import Draft, parse_envelope
-from worker.core.turns.machine import decide
-from worker.core.verdict import evaluate, prepare
+from worker.core import (
+    Draft,
+    TenantPolicy,
+    decide,
+    evaluate,
+    parse_envelope,
+    prepare,
+    sentence_spans,
+)
 
 PROSE = (
     "The vessel loitered in the northern corridor for 12.5 hours before turning south, "

@@ -22,9 +22,7 @@ import structlog.testing
 
 from dev.bench import corpus as bench_corpus
 from dev.bench import drafts as bench_drafts
-from worker.core.claims.policy import PolicyBook
-from worker.core.messages.records import Incoming, OutRecord
-from worker.core.ports import InMemoryEvidenceStore
+from worker.core import Incoming, InMemoryEvidenceStore, OutRecord, PolicyBook
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.memory import MemoryBulkPublisher

@@ -27,17 +27,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from worker.core.citations.evidence import CitationRef, EvidenceKind
-from worker.core.claims.support import (
+from worker.core import (
     FAILING,
+    CitationRef,
+    EvidenceKind,
     Finding,
     SourceIndex,
     SourceText,
+    SupportLevel,
     SupportResult,
     check_cited,
     check_support,
 )
-from worker.core.contract import SupportLevel
 
 #: Where the set is: beside the checkout (``../shared/data/wice``).
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "wice"

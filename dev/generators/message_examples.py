@@ -16,11 +16,15 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from worker.core.claims.policy import PolicyBook
-from worker.core.contract import TopicRole
-from worker.core.envelope.draft import EnvelopeRejection
-from worker.core.grounding import admit, judge
-from worker.core.turns.machine import Decision, on_deadline
+from worker.core import (
+    Decision,
+    EnvelopeRejection,
+    PolicyBook,
+    TopicRole,
+    admit,
+    judge,
+    on_deadline,
+)
 from worker.tools.evidence_fixture import load_fixture
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,15 +17,17 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from worker.core.claims.policy import PolicyBook
-from worker.core.envelope.draft import DraftEnvelopeWire
-from worker.core.messages.models import (
+from worker.core import (
+    AnalystAnswer,
     CouldNotGround,
+    DraftEnvelopeWire,
     GroundedAnswer,
     LedgerBatch,
+    PolicyBook,
+    Proposal,
     RegenerateRequest,
+    ReportDraft,
 )
-from worker.core.outputs.validation import AnalystAnswer, Proposal, ReportDraft
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "schemas" / "json"

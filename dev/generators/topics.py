@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from worker import __version__
-from worker.core.contract import ErrorClass, TopicRole
-from worker.core.turns.control import ControlKind
+from worker.core import ControlKind, ErrorClass, TopicRole
 from worker.kafka.topic_specs import TopicSpec, topic_specs
 from worker.settings import Settings
 

@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from worker.core.messages.records import last_header
+from worker.core import last_header
 from worker.kafka.topics_admin import create_topics
 from worker.settings import Settings, TopicNames
 

@@ -19,7 +19,8 @@ from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.monitoring import CommandListener, CommandStartedEvent
 
 from worker.settings import Settings
-from worker.stores.demo import DemoCorpus, delete_corpus, load_corpus, seed_corpus
+from worker.stores.demo import DemoCorpus, load_corpus, seed_corpus
+from worker.stores.identifiers import quote_identifier
 from worker.stores.migrate import apply_migrations, ensure_mongo_indexes
 from worker.stores.mongo import MongoEvidence
 from worker.stores.postgres import PostgresEvidence
@@ -33,6 +34,23 @@ def make_settings(postgres_dsn: str, mongo_url: str, **overrides: Any) -> Settin
         "store_timeout_s": 3.0,
     }
     return Settings(**(values | overrides))
+
+
+async def delete_corpus(
+    pool: Any, db: AsyncDatabase[Any], settings: Settings, corpus: DemoCorpus
+) -> None:
+    """Remove what ``seed_corpus`` stored for ``corpus`` (tests clean up their private copy)."""
+    for table, attribute in (
+        (settings.observations_table, "observations"),
+        (settings.events_table, "events"),
+    ):
+        ids = [row.id for t in corpus.tenants for row in getattr(t, attribute)]
+        await pool.execute(
+            f"DELETE FROM {quote_identifier(table)} WHERE id = ANY($1::bigint[])",
+            ids,
+        )
+    doc_ids = [d.id for t in corpus.tenants for d in t.documents]
+    await db[settings.documents_collection].delete_many({"_id": {"$in": doc_ids}})
 
 
 @pytest.fixture(scope="session")

@@ -22,11 +22,11 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.partitioner import murmur2
 
-from worker.core.messages.records import OutRecord
+from worker.core import OutRecord
 from worker.faults import PoisonFault
 from worker.kafka.publisher import ProducerPublisher
 from worker.settings import Settings
-from worker.stream.app import _new_app
+from worker.stream.app import new_app
 from worker.stream.faust_internals import aiokafka_producer
 
 pytestmark = pytest.mark.integration
@@ -52,7 +52,7 @@ async def bed(kafka_bootstrap: str, tmp_path: Path) -> AsyncIterator[Bed]:
     settings = Settings(  # type: ignore[call-arg]
         KAFKA_BOOTSTRAP_SERVERS=kafka_bootstrap, app_id=f"it-bulk-{run}", data_dir=tmp_path
     )
-    app = _new_app(settings)
+    app = new_app(settings)
     try:
         await admin.create_topics(
             [

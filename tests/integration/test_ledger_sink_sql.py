@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from worker.core import LedgerSupport
 from worker.core.citations.evidence import MAX_SOURCE_ID, EvidenceKind, QuoteCheck, Resolution
-from worker.core.messages.models import LedgerSupport
 from worker.faults import PoisonFault
 from worker.settings import Settings
 from worker.stores.ledger import PostgresLedger

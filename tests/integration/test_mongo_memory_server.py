@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core import CitationRef, EvidenceKind
 from worker.settings import Settings
 from worker.stores.migrate import ensure_mongo_indexes
 from worker.stores.mongo import MongoEvidence

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from dev.testbed import mongo, postgres
-from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
+from worker.core import CitationRef, EvidenceKind, EvidenceRecord
 from worker.faults import StoreUnavailable
 from worker.stores.demo import load_corpus
 from worker.stores.ledger import PostgresLedger

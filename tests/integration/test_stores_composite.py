@@ -17,7 +17,7 @@ from worker.core.citations.evidence import (
     EvidenceRecord,
     Principal,
     Resolution,
-    resolve,
+    resolve_all,
 )
 from worker.faults import StoreUnavailable
 from worker.settings import Settings
@@ -91,11 +91,8 @@ async def test_two_principals_never_receive_what_only_the_other_may_see(
     now = datetime.now(UTC)
 
     def receivable(principal: Principal) -> set[CitationRef]:
-        return {
-            ref
-            for ref in cited
-            if resolve(ref, records.get(ref), principal, None, now) is Resolution.RESOLVED
-        }
+        resolutions = resolve_all(cited, records, principal, None, now)
+        return {ref for ref, resolution in resolutions.items() if resolution is Resolution.RESOLVED}
 
     ana, bob, cy = (acme.principal(u) for u in ("u-ana", "u-bob", "u-cy"))
     for one, other in [(ana, bob), (bob, ana), (cy, ana), (cy, bob), (bob, cy)]:

@@ -14,7 +14,7 @@ from worker.core.citations.evidence import (
     EvidenceKind,
     Principal,
     Resolution,
-    resolve,
+    resolve_all,
 )
 from worker.faults import MalformedEvidence
 from worker.settings import Settings
@@ -50,7 +50,8 @@ async def test_resolution_of_real_documents_for_each_principal(
     records = await mongo.fetch(namespace.tenant("acme"), set(refs.values()))
     now = datetime.now(UTC)
     for index, principal in enumerate((ANA, BOB, CY)):
-        got = {i: resolve(ref, records.get(ref), principal, None, now) for i, ref in refs.items()}
+        resolutions = resolve_all(refs.values(), records, principal, None, now)
+        got = {i: resolutions[ref] for i, ref in refs.items()}
         assert got == {i: outcomes[index] for i, outcomes in EXPECTED.items()}, principal.user_id
 
 

@@ -13,7 +13,7 @@ from worker.core.citations.evidence import (
     EvidenceKind,
     Principal,
     Resolution,
-    resolve,
+    resolve_all,
 )
 from worker.faults import MalformedEvidence
 from worker.settings import Settings
@@ -58,9 +58,8 @@ async def test_resolution_of_real_rows_for_each_principal(
     records = await pg.fetch(namespace.tenant("acme"), set(refs.values()))
     now = datetime.now(UTC)
     for principal_index, principal in enumerate((ANA, BOB, CY)):
-        got = {
-            key: resolve(ref, records.get(ref), principal, None, now) for key, ref in refs.items()
-        }
+        resolutions = resolve_all(refs.values(), records, principal, None, now)
+        got = {key: resolutions[ref] for key, ref in refs.items()}
         want = {key: outcomes[principal_index] for key, outcomes in EXPECTED.items()}
         assert got == want, principal.user_id
 

@@ -14,8 +14,7 @@ import typer
 
 from worker import __version__
 from worker.cli.start import EXIT_USAGE, kafka_settings, lost, read_settings, started
-from worker.core.contract import ErrorClass
-from worker.core.outputs.schemas import DraftKind
+from worker.core import DraftKind, ErrorClass
 
 app = typer.Typer(
     name="grounding-worker",

@@ -18,11 +18,11 @@ import orjson
 from pydantic import ValidationError
 
 from worker.client.errors import DraftRejectedError
-from worker.core.contract import ErrorClass
-from worker.core.envelope.draft import (
+from worker.core import (
     SUPPORTED_SCHEMA_VERSIONS,
     DraftEnvelopeWire,
     EnvelopeRejection,
+    ErrorClass,
     parse_envelope,
 )
 

@@ -47,7 +47,7 @@ from worker.client.verdicts import (
     dead_lettered,
     parse_verdict,
 )
-from worker.core.contract import ORIGINAL_OFFSET, ORIGINAL_PARTITION, ORIGINAL_TOPIC
+from worker.core import ORIGINAL_OFFSET, ORIGINAL_PARTITION, ORIGINAL_TOPIC
 from worker.settings import TopicNames
 
 #: Dead letters seen before their draft's acknowledgement reached the caller (a fast worker):

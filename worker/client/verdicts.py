@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from worker.core.contract import ERROR_CLASS, ERROR_MESSAGE, REPLAY_COUNT
+from worker.core import ERROR_CLASS, ERROR_MESSAGE, REPLAY_COUNT
 
 
 @dataclass(frozen=True, slots=True)

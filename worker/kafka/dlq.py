@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import orjson
 
-from worker.core.contract import (
+from worker.core import (
     DEFAULT_TOPICS,
     DLQ_HEADERS,
     ERROR_CLASS,
@@ -28,10 +28,11 @@ from worker.core.contract import (
     REPLAY_COUNT,
     WORKER_VERSION,
     ErrorClass,
+    Incoming,
+    OutRecord,
     TopicRole,
+    loads_json,
 )
-from worker.core.envelope.json_text import loads_json
-from worker.core.messages.records import Incoming, OutRecord
 
 #: Dead-letter messages are for operators, but are still cut to keep headers small.
 MAX_MESSAGE_CHARS = 1000

@@ -20,7 +20,7 @@ from typing import Any
 from aiokafka.errors import KafkaError
 from aiokafka.partitioner import DefaultPartitioner
 
-from worker.core.messages.records import Headers, OutRecord
+from worker.core import Headers, OutRecord
 from worker.faults import BrokerUnavailable, PoisonFault
 
 #: Keys whose partition is remembered (per partition count) before the memo starts afresh.
@@ -68,7 +68,7 @@ def _translate(exc: Exception) -> Exception:
 
 
 class ProducerPublisher:
-    """:class:`worker.stream.ports.BulkPublisher` over a Faust (aiokafka) producer.
+    """:class:`worker.stream.seams.BulkPublisher` over a Faust (aiokafka) producer.
 
     ``client`` gives the aiokafka producer under Faust's, started (the bulk hand-over builds
     aiokafka batches); Faust has no public way to it, so the shell passes

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from worker.core.messages.records import Headers, Incoming
+from worker.core import Headers, Incoming
 
 __all__ = ["from_consumer_record", "normalize_headers"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from worker.core.contract import TopicRole
+from worker.core import TopicRole
 from worker.settings import Settings
 
 DAY_MS = 24 * 3600 * 1000

@@ -23,7 +23,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import TopicAlreadyExistsError
 
-from worker.core.contract import TopicRole
+from worker.core import TopicRole
 from worker.kafka.access import client_security
 from worker.kafka.topic_specs import TopicSpec, topic_specs
 from worker.settings import Settings

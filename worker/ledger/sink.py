@@ -21,7 +21,7 @@ from aiokafka.errors import KafkaError
 from pydantic import ValidationError
 
 from worker.faults import PoisonFault, RetriableFault
-from worker.ledger.batch import ledger_rows
+from worker.ledger.message import ledger_rows
 from worker.runtime.metrics import Metrics
 from worker.runtime.retry import backoff_delays, half_jitter, with_retries
 from worker.settings import Settings

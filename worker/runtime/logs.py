@@ -30,7 +30,7 @@ import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
 from worker import __version__
-from worker.core.messages.tracecontext import TraceContext, parse_traceparent
+from worker.core import TraceContext, parse_traceparent
 
 SERVICE = "grounding-worker"
 #: Third-party loggers kept to warnings and errors unless the level asks for less.

@@ -42,8 +42,7 @@ from opentelemetry.trace import (
 )
 
 from worker import __version__
-from worker.core.messages.records import Incoming
-from worker.core.messages.tracecontext import parse_traceparent
+from worker.core import Incoming, parse_traceparent
 from worker.faults import UsageFault
 from worker.settings import Settings
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from worker.core.contract import DEFAULT_TOPICS, TopicRole
+from worker.core import DEFAULT_TOPICS, TopicRole
 
 
 class TopicNames(BaseModel):

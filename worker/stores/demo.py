@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict
 from pymongo.asynchronous.database import AsyncDatabase
 
-from worker.core.citations.evidence import Principal
+from worker.core import Principal
 from worker.settings import Settings
 from worker.stores.identifiers import quote_identifier
 from worker.stores.migrate import apply_migrations, ensure_mongo_indexes
@@ -152,23 +152,6 @@ async def seed_corpus(
         # replace, not update: a document whose acl field was removed must lose it when re-seeded.
         await collection.replace_one({"_id": body["_id"]}, body, upsert=True)
     return SeedReport(counts["observations"], counts["events"], len(documents))
-
-
-async def delete_corpus(
-    pool: Any, db: AsyncDatabase[Any], settings: Settings, corpus: DemoCorpus
-) -> None:
-    """Remove what ``seed_corpus`` stored for ``corpus`` (tests clean up their private copy)."""
-    for table, attribute in (
-        (settings.observations_table, "observations"),
-        (settings.events_table, "events"),
-    ):
-        ids = [row.id for t in corpus.tenants for row in getattr(t, attribute)]
-        await pool.execute(
-            f"DELETE FROM {quote_identifier(table)} WHERE id = ANY($1::bigint[])",  # noqa: S608 - validated, quoted identifier
-            ids,
-        )
-    doc_ids = [d.id for t in corpus.tenants for d in t.documents]
-    await db[settings.documents_collection].delete_many({"_id": {"$in": doc_ids}})
 
 
 def _list(acl: tuple[str, ...] | None) -> list[str] | None:

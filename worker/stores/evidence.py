@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Collection, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 
-from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
-from worker.core.ports import EvidenceStore, Found, Wanted
+from worker.core import CitationRef, EvidenceKind, EvidenceRecord, EvidenceStore, Found, Wanted
 from worker.faults import StoreUnavailable
 from worker.runtime.metrics import Metrics
 from worker.runtime.readiness import StoreHealth
@@ -22,7 +21,7 @@ from worker.stores.postgres import PostgresEvidence
 
 
 class CompositeEvidence:
-    """Routes each kind to its store; implements ``worker.core.ports.EvidenceStore``."""
+    """Routes each kind to its store; implements ``worker.core.evidence_store.EvidenceStore``."""
 
     def __init__(self, postgres: EvidenceStore, mongo: EvidenceStore) -> None:
         self._postgres = postgres

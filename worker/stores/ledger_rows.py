@@ -13,9 +13,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from worker.core.citations.evidence import EvidenceKind, QuoteCheck, Resolution
-from worker.core.contract import LedgerOutcome
-from worker.core.messages.models import LedgerSupport
+from worker.core import EvidenceKind, LedgerOutcome, LedgerSupport, QuoteCheck, Resolution
 
 
 class LedgerRecord(BaseModel):
@@ -46,7 +44,7 @@ class LedgerRecord(BaseModel):
 class LedgerRow(NamedTuple):
     """A ``LedgerRecord``'s values as plain ``str``/``int``/``list``, same fields, same order.
 
-    Only ever built from a proven shape (``worker.ledger.batch``) or from a ``LedgerRecord``
+    Only ever built from a proven shape (``worker.ledger.message``) or from a ``LedgerRecord``
     (:meth:`of`), so it holds exactly what the model would.
     """
 

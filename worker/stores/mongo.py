@@ -20,8 +20,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import ConnectionFailure, ExecutionTimeout, OperationFailure, PyMongoError
 from pymongo.monitoring import _EventListener
 
-from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
-from worker.core.ports import Found, Wanted
+from worker.core import CitationRef, EvidenceKind, EvidenceRecord, Found, Wanted
 from worker.faults import StoreUnavailable
 from worker.settings import Settings
 from worker.stores.rows import parse_document, queryable_ids

@@ -10,8 +10,7 @@ import time
 from collections.abc import Awaitable, Collection, Mapping
 from typing import TypeVar
 
-from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
-from worker.core.ports import EvidenceStore, Found, Wanted
+from worker.core import CitationRef, EvidenceKind, EvidenceRecord, EvidenceStore, Found, Wanted
 from worker.faults import StoreUnavailable
 from worker.runtime.metrics import Metrics
 from worker.runtime.readiness import StoreHealth

@@ -24,8 +24,7 @@ from typing import Any, TypeVar
 
 import asyncpg
 
-from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
-from worker.core.ports import Found, Wanted
+from worker.core import CitationRef, EvidenceKind, EvidenceRecord, Found, Wanted
 from worker.faults import StoreUnavailable
 from worker.settings import Settings
 from worker.stores.concurrency import gather_all

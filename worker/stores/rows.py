@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
+from worker.core import CitationRef, EvidenceKind, EvidenceRecord
 from worker.faults import MalformedEvidence
 
 

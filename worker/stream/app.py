@@ -31,9 +31,7 @@ import faust
 import structlog
 
 from worker import __version__
-from worker.core.claims.policy import PolicyBook
-from worker.core.messages.records import Incoming, OutRecord
-from worker.core.ports import EvidenceStore
+from worker.core import EvidenceStore, Incoming, OutRecord, PolicyBook
 from worker.kafka.publisher import ProducerPublisher
 from worker.kafka.records import normalize_headers
 from worker.kafka.topic_specs import FRAMING_BYTES, TURNS_TABLE
@@ -106,7 +104,7 @@ class WorkerApp(InternalsApp):
             self.topics.add(channel)
 
 
-def _new_app(settings: Settings) -> WorkerApp:
+def new_app(settings: Settings) -> WorkerApp:
     """The Faust app with the worker's broker, producer, store and web settings."""
     inbound_max = 2 * settings.max_draft_bytes + FRAMING_BYTES
     settings.data_dir.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
@@ -214,7 +212,7 @@ def build_app(
     ``health`` is what the evidence adapters report about store reachability, ``broker_health``
     what the broker watch reports about Kafka (both for ``/ready``).
     """
-    app = _new_app(settings)
+    app = new_app(settings)
     table = _turn_table(app, settings)
     turns = FaustTurnStore(table, defer_changelog=True)
 
@@ -373,7 +371,7 @@ async def _run_batches(
 ) -> AsyncIterator[None]:
     """Each batch of ``take`` through :class:`DraftLoop`; yields once per batch."""
     settings = adapters.settings
-    publisher = _publisher(app)
+    publisher = app_publisher(app)
     async with AsyncExitStack() as resources:
         loop = DraftLoop(
             state,
@@ -408,7 +406,7 @@ def _wire_timers(
             state,
             owned=partitions.owned(),
             scanner=scanner,
-            publisher=_publisher(app),
+            publisher=app_publisher(app),
             now=clock(),
         )
 
@@ -468,7 +466,7 @@ async def _open_probe(resources: AsyncExitStack, settings: Settings) -> OffsetPr
         return None
 
 
-def _publisher(app: faust.App) -> ProducerPublisher:
+def app_publisher(app: faust.App) -> ProducerPublisher:
     """The publisher over the app's producer (its aiokafka producer for the bulk hand-over)."""
     producer = app.producer
     return ProducerPublisher(producer, lambda: aiokafka_producer(producer))

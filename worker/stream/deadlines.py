@@ -2,7 +2,7 @@
 
 The turn store feeds every state it writes into a :class:`worker.core.turns.machine.DeadlineIndex`
 (regenerating turns by deadline, finished turns by end time: the phase rules are the core's); this
-asks that index, through the :class:`worker.stream.ports.IndexedTurnStore` port, and turns its
+asks that index, through the :class:`worker.stream.seams.IndexedTurnStore` port, and turns its
 answers into control records, which the timer in ``worker.stream.app`` appends. Only ``rebuild``
 decodes every turn held, and the app asks for it when a rebalance's recovery completed or the
 partitions it owns changed, never on a timer: with a week of turns that decode would stall the
@@ -14,10 +14,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from worker.core.contract import DEFAULT_TOPICS, TopicRole
-from worker.core.messages.records import OutRecord
-from worker.core.turns.control import ControlKind, control_record
-from worker.stream.ports import IndexedTurnStore
+from worker.core import DEFAULT_TOPICS, ControlKind, OutRecord, TopicRole, control_record
+from worker.stream.seams import IndexedTurnStore
 
 
 class DeadlineScanner:

@@ -25,8 +25,7 @@ from typing import Generic, NamedTuple, TypeVar
 
 import structlog
 
-from worker.core.citations.evidence import CitationRef, EvidenceRecord
-from worker.core.messages.records import Incoming
+from worker.core import CitationRef, EvidenceRecord, Incoming
 from worker.stream.resolve import Resolved
 
 log = structlog.get_logger("worker.pipeline")

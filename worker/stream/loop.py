@@ -26,11 +26,11 @@ from typing import Protocol
 
 import structlog
 
-from worker.core.messages.records import Incoming, OutRecord
+from worker.core import Incoming, OutRecord
 from worker.runtime.metrics import Metrics
 from worker.stream.collector import BatchCollector
 from worker.stream.offsets import OffsetGuard
-from worker.stream.ports import Publisher
+from worker.stream.seams import Publisher
 
 log = structlog.get_logger("worker.app")
 

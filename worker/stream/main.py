@@ -10,7 +10,7 @@ import faust
 import structlog
 
 from worker import __version__
-from worker.core.claims.policy import PolicyBook
+from worker.core import PolicyBook
 from worker.kafka.topics_admin import create_topics
 from worker.ledger.main import run_sink
 from worker.runtime.broker_watch import BrokerHealth, announce, watch_broker

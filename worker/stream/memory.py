@@ -1,7 +1,7 @@
-"""In-memory implementations of the stream's ports: a publisher and a turn store.
+"""In-memory implementations of the stream's seams: a publisher and a turn store.
 
-Like :class:`worker.core.ports.InMemoryEvidenceStore` for the evidence port, they live next to
-the code rather than under ``tests/``, so that unit tests, the golden run
+Like :class:`worker.core.evidence_store.InMemoryEvidenceStore` for the evidence port, they live
+next to the code rather than under ``tests/``, so that unit tests, the golden run
 (``python -m tests.unit.stream.golden_pipeline``) and the benchmarks share one fake per port
 without reaching into each other's files. A test that needs a broker or a store that misbehaves
 subclasses one and overrides a single method.
@@ -13,10 +13,9 @@ import asyncio
 from collections.abc import Awaitable, Collection, Mapping, Sequence
 from typing import NamedTuple
 
-from worker.core.messages.records import Headers, OutRecord
-from worker.core.turns.machine import TurnState
+from worker.core import Headers, OutRecord, TurnState
 from worker.faults import BrokerUnavailable, PoisonFault
-from worker.stream.ports import StoredTurn
+from worker.stream.seams import StoredTurn
 from worker.stream.turn_table import decode_turn, encode_turn
 
 
@@ -38,7 +37,7 @@ def acknowledged() -> asyncio.Future[object]:
 
 
 class MemoryPublisher:
-    """A :class:`~worker.stream.ports.Publisher` that keeps every record in the order it was
+    """A :class:`~worker.stream.seams.Publisher` that keeps every record in the order it was
     handed over and acknowledges it at once."""
 
     def __init__(self) -> None:
@@ -66,7 +65,7 @@ class MemoryPublisher:
 
 
 class MemoryBulkPublisher(MemoryPublisher):
-    """A :class:`~worker.stream.ports.BulkPublisher`: each ``send_many`` is kept in
+    """A :class:`~worker.stream.seams.BulkPublisher`: each ``send_many`` is kept in
     ``hand_overs``; a value in ``unavailable`` fails with a retriable ``BrokerUnavailable`` that
     many times, the ``poison`` value always fails with ``PoisonFault``."""
 
@@ -98,7 +97,7 @@ class MemoryBulkPublisher(MemoryPublisher):
 
 
 class MemoryTurns:
-    """A :class:`~worker.stream.ports.TurnStore` over a dict of encoded table values, as the
+    """A :class:`~worker.stream.seams.TurnStore` over a dict of encoded table values, as the
     Faust table keeps them (so a state that does not survive encoding fails here too). Turn ids
     in ``poison`` raise on read, as a bug would."""
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
-from worker.core.messages.records import Incoming
+from worker.core import Incoming
 
 
 class Admission(NamedTuple):

@@ -1,7 +1,9 @@
 """One batch of ``agent.drafts`` records: plan, fetch, decide, store the turns, publish.
 
 This is the whole imperative shell around the core's batch use case (``worker.core.batch``, the
-same two calls ``check`` makes): :func:`plan_batch` reads the records, the batch's one evidence
+steps ``check`` takes): :func:`plan_record` reads each record (``check`` calls
+:func:`plan_batch`, which is that over a whole batch; here the look-ahead may have read some of
+the batch's records already, so the :class:`BatchPlan` is assembled here), the batch's one evidence
 fetch and the turn table's reads follow, :func:`decide_batch` decides every record in order, and
 what it decided is written (the turn table) and published. It holds no rule of its own and owns
 no Kafka client and no table: the Faust agent hands it plain :class:`Incoming` values and gives
@@ -34,21 +36,23 @@ from typing import Any
 import structlog
 from prometheus_client import Counter
 
-from worker.core.batch import (
+from worker.core import (
     BatchOutcome,
     BatchPlan,
     BatchRules,
+    ErrorClass,
+    EvidenceStore,
+    Incoming,
+    Outcome,
+    OutRecord,
     Planned,
+    PolicyBook,
     Route,
+    TurnState,
     decide_batch,
     plan_record,
     wanted_of,
 )
-from worker.core.claims.policy import PolicyBook
-from worker.core.contract import ErrorClass, Outcome
-from worker.core.messages.records import Incoming, OutRecord
-from worker.core.ports import EvidenceStore
-from worker.core.turns.machine import TurnState
 from worker.faults import RetriableFault
 from worker.kafka.dlq import dead_letter
 from worker.runtime.logs import trace_scope
@@ -57,8 +61,8 @@ from worker.runtime.retry import backoff_delays, half_jitter
 from worker.runtime.spans import Spans, traceparent_of
 from worker.settings import Settings
 from worker.stream.lookahead import Lookahead, merged, record_key
-from worker.stream.ports import BulkPublisher, Publisher, TurnStore
 from worker.stream.resolve import BatchResolver, Resolved
+from worker.stream.seams import BulkPublisher, Publisher, TurnStore
 
 log = structlog.get_logger("worker.pipeline")
 

@@ -15,9 +15,7 @@ from typing import NamedTuple
 
 import structlog
 
-from worker.core.citations.evidence import CitationRef, EvidenceRecord
-from worker.core.contract import ErrorClass
-from worker.core.ports import EvidenceStore, Found
+from worker.core import CitationRef, ErrorClass, EvidenceRecord, EvidenceStore, Found
 from worker.faults import RetriableFault
 from worker.runtime.metrics import Metrics
 from worker.runtime.retry import (

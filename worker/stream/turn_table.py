@@ -21,11 +21,9 @@ import orjson
 from faust.stores.rocksdb import Store as RocksDBStore
 from rocksdict import WriteBatch
 
-from worker.core.envelope.json_text import loads_json
-from worker.core.turns.deadline_index import DeadlineIndex
-from worker.core.turns.machine import TurnState
+from worker.core import DeadlineIndex, TurnState, loads_json
 from worker.stream.faust_internals import RocksPartitions
-from worker.stream.ports import StoredTurn
+from worker.stream.seams import StoredTurn
 
 #: First byte of a table value: LZ4-compressed (written), zlib-compressed JSON (written before;
 #: still read); a plain JSON value starts with ``{``.
@@ -189,7 +187,7 @@ class _PartitionedData:
 
 
 class FaustTurnStore:
-    """:class:`worker.stream.ports.TurnStore` over a Faust ``Table`` of raw bytes.
+    """:class:`worker.stream.seams.TurnStore` over a Faust ``Table`` of raw bytes.
 
     With ``defer_changelog`` (the worker), a new state's changelog record is not handed to
     Faust's ``send_soon`` buffer: it waits in :meth:`drain_unsent` for the batch's publish, which

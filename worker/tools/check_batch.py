@@ -27,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from worker.core.contract import Outcome
+from worker.core import Outcome
 from worker.faults import UsageFault
 from worker.tools.check import EXIT_GROUNDED, EXIT_NOT_GROUNDED, EXIT_UNUSABLE
 

@@ -13,10 +13,7 @@ from typing import Any, NamedTuple, TextIO
 
 from pydantic import ValidationError
 
-from worker.core.claims.policy import PolicyBook
-from worker.core.envelope.json_text import dumps_json
-from worker.core.outputs.validation import DraftKind
-from worker.core.ports import EvidenceStore
+from worker.core import DraftKind, EvidenceStore, PolicyBook, dumps_json
 from worker.faults import GaveUpFault, GroundingFault
 from worker.faults import ToolUsageError as UsageError
 from worker.settings import Settings

@@ -15,8 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from worker.core.citations.evidence import EvidenceKind, EvidenceRecord
-from worker.core.ports import InMemoryEvidenceStore
+from worker.core import EvidenceKind, EvidenceRecord, InMemoryEvidenceStore
 from worker.stores.demo import DemoCorpus
 from worker.stores.rows import parse_document, parse_sql_row
 

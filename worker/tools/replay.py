@@ -1,10 +1,10 @@
 """``grounding-worker replay``: re-publish chosen dead letters to ``agent.drafts`` (contract §7).
 
 A batch job. It reads the replay log (what earlier runs replayed), then the DLQ up to the end
-offsets it finds at start, decides per record (``replay_select.disposition``), and re-publishes the
-chosen ones with their key, value and headers and ``dlq.replay.count`` raised by one. Each replayed
-(partition, offset) is written to the replay log only after the broker acknowledged the draft, so
-a crash or a broker error loses nothing and a re-run resumes where the log says.
+offsets it finds at start, decides per record (``replay_select.replay_action``), and re-publishes
+the chosen ones with their key, value and headers and ``dlq.replay.count`` raised by one. Each
+replayed (partition, offset) is written to the replay log only after the broker acknowledged the
+draft, so a crash or a broker error loses nothing and a re-run resumes where the log says.
 
 Sends are pipelined in chunks: a chunk's drafts are sent, all acknowledgements awaited, then the
 acknowledged ones are logged (and that acknowledged too) before the next chunk starts. A failed
@@ -27,19 +27,19 @@ import orjson
 from aiokafka.errors import KafkaError
 
 from worker import __version__
-from worker.core.messages.records import Incoming
+from worker.core import Incoming
 from worker.faults import BrokerUnavailable, GaveUpFault
-from worker.kafka.batch import acked_producer, batch_consumer, partitions_of, read_to_end
+from worker.kafka.bounded_read import acked_producer, batch_consumer, partitions_of, read_to_end
 from worker.kafka.dlq import replay_count
 from worker.kafka.records import from_consumer_record
 from worker.settings import Settings
 from worker.tools.progress import Meter, Progress
 from worker.tools.replay_log import ensure_log_topic, log_key, log_value, read_log
 from worker.tools.replay_select import (
-    Disposition,
+    ReplayAction,
     ReplayFilter,
-    disposition,
     error_class_of,
+    replay_action,
     replayed_headers,
     tenant_of,
 )
@@ -149,7 +149,7 @@ class _Run:
         """Decide one dead letter, count it, and send it if it is to be replayed."""
         options = self.options
         tenant = tenant_of(record.value)
-        what = disposition(
+        what = replay_action(
             record,
             tenant,
             options.selection,
@@ -159,7 +159,7 @@ class _Run:
             limit=options.limit,
         )
         self.summary.note(record, tenant, what)
-        if what is Disposition.REPLAY and not options.dry_run:
+        if what is ReplayAction.REPLAY and not options.dry_run:
             await self.send(record)
         self.show()
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 
-from worker.core.contract import TopicRole
-from worker.kafka.batch import partitions_of, read_to_end
+from worker.core import TopicRole
+from worker.kafka.bounded_read import partitions_of, read_to_end
 from worker.kafka.topics_admin import create_topics
 from worker.settings import Settings
 

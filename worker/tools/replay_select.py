@@ -31,9 +31,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import NamedTuple
 
-from worker.core.contract import ERROR_CLASS, REPLAY_COUNT
-from worker.core.envelope.json_text import loads_json
-from worker.core.messages.records import Headers, Incoming
+from worker.core import ERROR_CLASS, REPLAY_COUNT, Headers, Incoming, loads_json
 from worker.kafka.dlq import replay_count
 
 #: Classes a replay can fix, by default replayed: why each can succeed the next time.
@@ -120,13 +118,8 @@ class ReplayFilter(NamedTuple):
             return False
         return not self.tenants or (tenant is not None and tenant in self.tenants)
 
-    @property
-    def needs_tenant(self) -> bool:
-        """Whether matching needs the value parsed."""
-        return bool(self.tenants)
 
-
-class Disposition(StrEnum):
+class ReplayAction(StrEnum):
     """What a run does with one dead letter."""
 
     REPLAY = "replay"
@@ -142,7 +135,7 @@ class Disposition(StrEnum):
     OVER_LIMIT = "over_limit"
 
 
-def disposition(
+def replay_action(
     record: Incoming,
     tenant: str | None,
     selection: ReplayFilter,
@@ -151,19 +144,19 @@ def disposition(
     max_replays: int,
     replays_so_far: int,
     limit: int | None,
-) -> Disposition:
+) -> ReplayAction:
     """The one thing a run does with ``record``, checked in the order of the enum."""
     if not selection.matches(record, tenant):
-        return Disposition.FILTERED
+        return ReplayAction.FILTERED
     if not selection.fixable(record):
-        return Disposition.NOT_FIXABLE
+        return ReplayAction.NOT_FIXABLE
     if already_replayed:
-        return Disposition.ALREADY_REPLAYED
+        return ReplayAction.ALREADY_REPLAYED
     if replay_count(record) >= max_replays:
-        return Disposition.OVER_MAX
+        return ReplayAction.OVER_MAX
     if limit is not None and replays_so_far >= limit:
-        return Disposition.OVER_LIMIT
-    return Disposition.REPLAY
+        return ReplayAction.OVER_LIMIT
+    return ReplayAction.REPLAY
 
 
 def replayed_headers(headers: Headers, previous_count: int) -> Headers:

@@ -10,11 +10,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from worker.core.messages.records import Incoming
+from worker.core import Incoming
 from worker.kafka.dlq import replay_count
 from worker.tools.replay_select import (
     NOT_FIXED_BY_REPLAY,
-    Disposition,
+    ReplayAction,
     error_class_of,
     turn_of,
 )
@@ -65,28 +65,28 @@ class ReplaySummary:
     #: Acknowledged by the broker and written to the replay log.
     replayed: int = 0
 
-    def note(self, record: Incoming, tenant: str | None, what: Disposition) -> None:
+    def note(self, record: Incoming, tenant: str | None, what: ReplayAction) -> None:
         """Count one dead letter (a replay is counted once it is planned)."""
         self.scanned += 1
         self.dispositions[what.value] += 1
         listed = Listed.of(record, tenant)
-        if what is Disposition.REPLAY:
+        if what is ReplayAction.REPLAY:
             self.by_class[listed.error_class] += 1
             self.by_tenant[listed.tenant] += 1
             _keep_first(self.to_replay, listed)
-        elif what is Disposition.OVER_MAX:
+        elif what is ReplayAction.OVER_MAX:
             _keep_first(self.over_max, listed)
-        elif what is Disposition.NOT_FIXABLE:
+        elif what is ReplayAction.NOT_FIXABLE:
             self.not_fixable_by_class[listed.error_class] += 1
             _keep_first(self.not_fixable, listed)
 
     @property
     def planned(self) -> int:
-        return self.dispositions[Disposition.REPLAY.value]
+        return self.dispositions[ReplayAction.REPLAY.value]
 
     @property
     def skipped_over_max(self) -> int:
-        return self.dispositions[Disposition.OVER_MAX.value]
+        return self.dispositions[ReplayAction.OVER_MAX.value]
 
     def as_json(self) -> dict[str, Any]:
         """The ``--json`` form."""
@@ -97,7 +97,9 @@ class ReplaySummary:
             "planned": self.planned,
             "replayed": self.replayed,
             "skipped": {
-                d.value: self.dispositions[d.value] for d in Disposition if d != Disposition.REPLAY
+                d.value: self.dispositions[d.value]
+                for d in ReplayAction
+                if d != ReplayAction.REPLAY
             },
             "by_class": dict(sorted(self.by_class.items())),
             "by_tenant": dict(sorted(self.by_tenant.items())),
@@ -120,11 +122,11 @@ class ReplaySummary:
             out.append("  by tenant: " + _counts(self.by_tenant))
         d = self.dispositions
         out.append(
-            f"skipped: {d[Disposition.ALREADY_REPLAYED.value]} already replayed, "
-            f"{d[Disposition.OVER_MAX.value]} at the max replay count ({self.max_replays}), "
-            f"{d[Disposition.OVER_LIMIT.value]} past --limit, "
-            f"{d[Disposition.NOT_FIXABLE.value]} not fixable by a replay, "
-            f"{d[Disposition.FILTERED.value]} not selected"
+            f"skipped: {d[ReplayAction.ALREADY_REPLAYED.value]} already replayed, "
+            f"{d[ReplayAction.OVER_MAX.value]} at the max replay count ({self.max_replays}), "
+            f"{d[ReplayAction.OVER_LIMIT.value]} past --limit, "
+            f"{d[ReplayAction.NOT_FIXABLE.value]} not fixable by a replay, "
+            f"{d[ReplayAction.FILTERED.value]} not selected"
         )
         if self.to_replay:
             title = "first to replay" if self.dry_run else "first replayed"

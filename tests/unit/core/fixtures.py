@@ -13,10 +13,13 @@ from collections.abc import Collection, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from pydantic import BaseModel
+
 from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord, Principal
 from worker.core.claims.policy import TenantPolicy
 from worker.core.envelope.draft import Draft, parse_envelope
-from worker.core.ports import InMemoryEvidenceStore
+from worker.core.evidence_store import InMemoryEvidenceStore
+from worker.core.messages.wire import dumps
 from worker.core.turns.machine import Decision, TurnState, decide
 from worker.core.verdict import Evaluation, Prepared, evaluate, prepare
 
@@ -263,3 +266,11 @@ def good_proposal() -> dict[str, Any]:
 def scaled(examples: int) -> int:
     """``examples`` times ``GW_PROPERTY_SCALE`` (1 unless set): CI's long step raises it."""
     return examples * max(1, int(os.environ.get("GW_PROPERTY_SCALE", "1")))
+
+
+def to_json_bytes(model: BaseModel) -> bytes:
+    """The canonical bytes of a model instance by pydantic's own dump: the reference that
+    ``message_bytes`` (which builds no model) is compared against."""
+    # Python mode, not JSON mode: orjson writes the str enums and tuples itself, the same bytes,
+    # without pydantic's per-enum ``.value`` round trip.
+    return dumps(model.model_dump(exclude_none=True))

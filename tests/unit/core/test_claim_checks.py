@@ -17,6 +17,7 @@ from fixtures import (
     envelope,
     message,
     run,
+    to_json_bytes,
     topics,
 )
 from hypothesis import given, settings
@@ -36,7 +37,6 @@ from worker.core.contract import Disposition
 from worker.core.envelope.draft import Draft, EnvelopeRejection, parse_envelope
 from worker.core.failures import FailureCode
 from worker.core.messages.models import GroundedAnswer, LedgerBatch, RegenerateRequest
-from worker.core.messages.wire import to_json_bytes
 from worker.core.turns.machine import TurnPhase
 
 D = Disposition

@@ -1,8 +1,8 @@
-"""Resolution of many ids in one call (``resolve_all``) against ``resolve`` id by id."""
+"""Rule 4 in one call (``resolve_all``) against the contract's §3.4 written out id by id."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from fixtures import NOW
 from hypothesis import given, settings
@@ -15,9 +15,28 @@ from worker.core.citations.evidence import (
     EvidenceRecord,
     Principal,
     Resolution,
-    resolve,
     resolve_all,
 )
+
+
+def resolve(
+    ref: CitationRef,
+    record: EvidenceRecord | None,
+    principal: Principal,
+    retrieval: frozenset[CitationRef] | None,
+    now: datetime,
+) -> Resolution:
+    """The first outcome of contract §3.4 that applies to one id, as the contract words it."""
+    if record is None or not ref.queryable:
+        return Resolution.DANGLING
+    if record.revoked_at is not None and record.revoked_at <= now:
+        return Resolution.REVOKED
+    if record.acl is not None and principal.acl_entries().isdisjoint(record.acl):
+        return Resolution.ACL_REDACTED
+    if retrieval is not None and ref not in retrieval:
+        return Resolution.NOT_IN_RETRIEVAL
+    return Resolution.RESOLVED
+
 
 _IDS = st.sampled_from([0, 1, 2, 7, MAX_SOURCE_ID, MAX_SOURCE_ID + 1, 2**70])
 _REFS = st.builds(CitationRef, st.sampled_from(list(EvidenceKind)), _IDS)

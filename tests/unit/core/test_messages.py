@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import orjson
 import pytest
+from fixtures import to_json_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
@@ -38,7 +39,7 @@ from worker.core.messages.models import (
     cap_reasons,
     rfc3339,
 )
-from worker.core.messages.wire import dumps, message_bytes, to_json_bytes, wire
+from worker.core.messages.wire import dumps, message_bytes, wire
 from worker.core.outputs.validation import DraftKind
 from worker.core.turns.ids import NAMESPACE, ledger_event_id, regenerate_event_id, terminal_event_id
 

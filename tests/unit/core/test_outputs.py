@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from worker.core.failures import FailureCode
+from worker.core.outputs.schemas import ADAPTERS
 from worker.core.outputs.validation import (
-    _ADAPTERS,
     MAX_DEPTH,
     SCHEMA_FIELDS,
     ValidatedOutput,
@@ -303,7 +303,7 @@ def _schema_depth(node: Any, defs: dict[str, Any]) -> int:
 @pytest.mark.parametrize("kind", ["answer", "report", "proposal"])
 def test_a_schema_valid_output_is_never_too_deep(kind: str) -> None:
     """validate_output walks for depth only when the schema rejects an output: this is why."""
-    schema = _ADAPTERS[kind].json_schema()
+    schema = ADAPTERS[kind].json_schema()
     assert _schema_depth(schema, schema.get("$defs", {})) <= 6 < MAX_DEPTH
 
 

@@ -26,7 +26,7 @@ from deploy_files import (
 from typer.testing import CliRunner
 
 from worker.cli import app as cli_app
-from worker.core.claims.policy import PolicyBook
+from worker.core import PolicyBook
 from worker.settings import Settings, TopicNames
 
 SETTING_NAMES = setting_env_names()

@@ -18,7 +18,7 @@ from deploy_files import ROOT
 
 from dev.generators import dashboard as gen_dashboard
 from dev.generators import promql_names as promql
-from worker.core.contract import ErrorClass, LedgerOutcome
+from worker.core import ErrorClass, LedgerOutcome
 from worker.core.failures import FailureCode
 
 DASHBOARD = ROOT / "deploy" / "grafana" / "grounding-worker.json"

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from worker.core.contract import DLQ_HEADERS, ErrorClass
+from worker.core import DLQ_HEADERS, ErrorClass
 from worker.core.messages.records import Incoming, trace_headers
 from worker.core.turns.control import (
     CONTROL_HEADER,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from worker.core.citations.evidence import EvidenceKind, Resolution
+from worker.core import EvidenceKind, Resolution
 from worker.faults import PoisonFault
 from worker.ledger.sink import LedgerSink
 from worker.runtime.metrics import Metrics

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.core.messages.tracecontext import TraceContext, parse_traceparent
+from worker.core import TraceContext, parse_traceparent
 
 VALID = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 

@@ -26,11 +26,14 @@ from typing import Any
 
 import orjson
 
-from worker.core.citations.evidence import EvidenceRecord
-from worker.core.claims.policy import PolicyBook
-from worker.core.messages.records import Incoming
-from worker.core.ports import InMemoryEvidenceStore
-from worker.core.turns.control import ControlKind, control_record
+from worker.core import (
+    ControlKind,
+    EvidenceRecord,
+    Incoming,
+    InMemoryEvidenceStore,
+    PolicyBook,
+    control_record,
+)
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.memory import MemoryPublisher, MemoryTurns

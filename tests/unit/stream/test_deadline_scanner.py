@@ -10,7 +10,7 @@ import cramjam
 import orjson
 import pytest
 
-from worker.core.messages.records import Incoming
+from worker.core import Incoming
 from worker.core.turns.control import ControlKind, parse_control
 from worker.core.turns.machine import TurnPhase, TurnState
 from worker.stream.deadlines import DeadlineScanner

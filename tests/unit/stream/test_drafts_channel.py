@@ -21,8 +21,7 @@ from typing import Any, NamedTuple
 import faust
 from faust.types import TP, ConsumerMessage
 
-from worker.core.claims.policy import PolicyBook
-from worker.core.messages.records import Incoming
+from worker.core import Incoming, PolicyBook
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.app import WorkerApp, build_app

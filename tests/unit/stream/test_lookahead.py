@@ -7,8 +7,8 @@ from collections.abc import Collection, Mapping
 
 from test_pipeline import GOOD, RECORDS, DownStore, processor, rec
 
-from worker.core.citations.evidence import CitationRef, EvidenceRecord
-from worker.core.ports import FetchEachTenant, InMemoryEvidenceStore
+from worker.core import CitationRef, EvidenceRecord
+from worker.core.evidence_store import FetchEachTenant, InMemoryEvidenceStore
 from worker.stream.lookahead import merged
 
 

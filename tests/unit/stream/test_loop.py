@@ -18,9 +18,14 @@ from typing import Any
 import pytest
 from test_pipeline import GOOD, RECORDS, Sent, processor, rec
 
-from worker.core.messages.records import Headers, Incoming, OutRecord
-from worker.core.ports import InMemoryEvidenceStore
-from worker.core.turns.control import ControlKind, control_record
+from worker.core import (
+    ControlKind,
+    Headers,
+    Incoming,
+    InMemoryEvidenceStore,
+    OutRecord,
+    control_record,
+)
 from worker.faults import PoisonFault
 from worker.runtime.metrics import Metrics
 from worker.stream.collector import BatchCollector

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from worker.core.messages.records import Incoming
+from worker.core import Incoming
 from worker.stream.offsets import OffsetGuard
 
 

@@ -15,11 +15,18 @@ from typing import Any
 import orjson
 import pytest
 
-from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
-from worker.core.claims.policy import PolicyBook
-from worker.core.messages.records import Headers, Incoming, OutRecord
-from worker.core.ports import FetchEachTenant, InMemoryEvidenceStore
-from worker.core.turns.control import ControlKind, control_record
+from worker.core import (
+    CitationRef,
+    ControlKind,
+    EvidenceKind,
+    EvidenceRecord,
+    Headers,
+    Incoming,
+    OutRecord,
+    PolicyBook,
+    control_record,
+)
+from worker.core.evidence_store import FetchEachTenant, InMemoryEvidenceStore
 from worker.faults import MalformedEvidence, StoreUnavailable
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings

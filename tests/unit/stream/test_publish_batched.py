@@ -7,11 +7,10 @@ from __future__ import annotations
 import pytest
 from test_pipeline import DANGLING, GOOD, RECORDS, processor, rec
 
-from worker.core.messages.records import OutRecord
-from worker.core.ports import InMemoryEvidenceStore
+from worker.core import InMemoryEvidenceStore, OutRecord
 from worker.faults import PoisonFault
 from worker.stream.memory import MemoryBulkPublisher, SentRecord
-from worker.stream.ports import BulkPublisher
+from worker.stream.seams import BulkPublisher
 
 
 def out(*values: bytes) -> list[OutRecord]:

@@ -13,9 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 from test_pipeline import GOOD, RECORDS, TOPICS, Sent, rec, settings
 
-from worker.core.claims.policy import PolicyBook
-from worker.core.messages.records import Incoming
-from worker.core.ports import InMemoryEvidenceStore
+from worker.core import Incoming, InMemoryEvidenceStore, PolicyBook
 from worker.runtime.metrics import Metrics
 from worker.runtime.spans import Spans, spans_for
 from worker.stream.memory import MemoryTurns

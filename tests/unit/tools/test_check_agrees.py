@@ -24,8 +24,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from worker.cli import app
-from worker.core.claims.policy import PolicyBook
-from worker.core.messages.records import Incoming
+from worker.core import Incoming, PolicyBook
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.pipeline import BatchProcessor

@@ -15,13 +15,11 @@ from typing import Any
 import orjson
 import pytest
 
-from worker.core.claims.policy import PolicyBook
-from worker.core.contract import TopicRole
-from worker.core.messages.records import Headers, Incoming
+from worker.core import Headers, Incoming, PolicyBook, TopicRole
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.pipeline import BatchProcessor
-from worker.stream.ports import StoredTurn
+from worker.stream.seams import StoredTurn
 from worker.tools.check import CheckRequest, check, to_record
 from worker.tools.evidence_fixture import load_fixture
 

@@ -10,7 +10,7 @@ import pytest
 from worker.settings import Settings
 from worker.tools.progress import Meter, Progress, Reading, duration, reading
 from worker.tools.replay import ReplayOptions, _Run
-from worker.tools.replay_select import Disposition, ReplayFilter
+from worker.tools.replay_select import ReplayAction, ReplayFilter
 from worker.tools.replay_summary import ReplaySummary
 
 
@@ -85,9 +85,9 @@ def count(run: _Run, replay: int, over_max: int = 0, filtered: int = 0) -> None:
     """Add dead letters to the run's summary as ``note`` would."""
     s = run.summary
     s.scanned += replay + over_max + filtered
-    s.dispositions[Disposition.REPLAY.value] += replay
-    s.dispositions[Disposition.OVER_MAX.value] += over_max
-    s.dispositions[Disposition.FILTERED.value] += filtered
+    s.dispositions[ReplayAction.REPLAY.value] += replay
+    s.dispositions[ReplayAction.OVER_MAX.value] += over_max
+    s.dispositions[ReplayAction.FILTERED.value] += filtered
     if not run.options.dry_run:
         s.replayed += replay
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from worker.core import Incoming
 from worker.core import contract as h
-from worker.core.messages.records import Incoming
 from worker.kafka.dlq import replay_count
 from worker.tools.progress import Progress
 from worker.tools.replay import chunk_size
@@ -17,11 +17,11 @@ from worker.tools.replay_log import log_key, log_value, parse_log_key, replayed_
 from worker.tools.replay_select import (
     FIXED_BY_REPLAY,
     NOT_FIXED_BY_REPLAY,
-    Disposition,
+    ReplayAction,
     ReplayFilter,
-    disposition,
     error_class_of,
     parse_time,
+    replay_action,
     replayed_headers,
     tenant_of,
     turn_of,
@@ -145,21 +145,21 @@ def test_a_usable_filter_has_no_problem() -> None:
 # --- dispositions ---------------------------------------------------------------------------------
 
 
-def decide(rec: Incoming, **kw: object) -> Disposition:
+def decide(rec: Incoming, **kw: object) -> ReplayAction:
     args: dict[str, object] = {
         "already_replayed": False,
         "max_replays": 3,
         "replays_so_far": 0,
         "limit": None,
     } | kw
-    return disposition(rec, "acme", ReplayFilter(), **args)  # type: ignore[arg-type]
+    return replay_action(rec, "acme", ReplayFilter(), **args)  # type: ignore[arg-type]
 
 
 def test_dispositions_in_order() -> None:
-    assert decide(record()) is Disposition.REPLAY
+    assert decide(record()) is ReplayAction.REPLAY
     not_selected = ReplayFilter(tenants=frozenset({"globex"}))
     assert (
-        disposition(
+        replay_action(
             record(),
             "acme",
             not_selected,
@@ -168,32 +168,32 @@ def test_dispositions_in_order() -> None:
             replays_so_far=9,
             limit=1,
         )
-        is Disposition.FILTERED
+        is ReplayAction.FILTERED
     )
-    assert decide(record(replays=9), already_replayed=True) is Disposition.ALREADY_REPLAYED
-    assert decide(record(replays=3)) is Disposition.OVER_MAX
-    assert decide(record(replays=2)) is Disposition.REPLAY
-    assert decide(record(replays=3), max_replays=4) is Disposition.REPLAY
-    assert decide(record(), max_replays=0) is Disposition.OVER_MAX
-    assert decide(record(replays=5), limit=1, replays_so_far=1) is Disposition.OVER_MAX
-    assert decide(record(), limit=1, replays_so_far=1) is Disposition.OVER_LIMIT
-    assert decide(record(), limit=2, replays_so_far=1) is Disposition.REPLAY
+    assert decide(record(replays=9), already_replayed=True) is ReplayAction.ALREADY_REPLAYED
+    assert decide(record(replays=3)) is ReplayAction.OVER_MAX
+    assert decide(record(replays=2)) is ReplayAction.REPLAY
+    assert decide(record(replays=3), max_replays=4) is ReplayAction.REPLAY
+    assert decide(record(), max_replays=0) is ReplayAction.OVER_MAX
+    assert decide(record(replays=5), limit=1, replays_so_far=1) is ReplayAction.OVER_MAX
+    assert decide(record(), limit=1, replays_so_far=1) is ReplayAction.OVER_LIMIT
+    assert decide(record(), limit=2, replays_so_far=1) is ReplayAction.REPLAY
 
 
 @pytest.mark.parametrize(
     ("cls", "default"),
     [
-        ("infra_unavailable", Disposition.REPLAY),
-        ("internal_error", Disposition.REPLAY),
-        ("unsupported_schema_version", Disposition.REPLAY),
-        ("malformed_envelope", Disposition.NOT_FIXABLE),
-        ("oversized", Disposition.NOT_FIXABLE),
-        ("identity_mismatch", Disposition.NOT_FIXABLE),
-        ("unknown", Disposition.NOT_FIXABLE),
+        ("infra_unavailable", ReplayAction.REPLAY),
+        ("internal_error", ReplayAction.REPLAY),
+        ("unsupported_schema_version", ReplayAction.REPLAY),
+        ("malformed_envelope", ReplayAction.NOT_FIXABLE),
+        ("oversized", ReplayAction.NOT_FIXABLE),
+        ("identity_mismatch", ReplayAction.NOT_FIXABLE),
+        ("unknown", ReplayAction.NOT_FIXABLE),
     ],
 )
 def test_only_classes_a_replay_can_fix_are_replayed_unless_asked_for(
-    cls: str, default: Disposition
+    cls: str, default: ReplayAction
 ) -> None:
     rec = record(cls=cls, replays=9)  # not fixable is decided before the replay count
     args: dict[str, object] = {
@@ -202,11 +202,11 @@ def test_only_classes_a_replay_can_fix_are_replayed_unless_asked_for(
         "replays_so_far": 0,
         "limit": None,
     }
-    assert disposition(rec, "acme", ReplayFilter(), **args) is default  # type: ignore[arg-type]
+    assert replay_action(rec, "acme", ReplayFilter(), **args) is default  # type: ignore[arg-type]
     named = ReplayFilter(error_classes=frozenset({cls}))
-    assert disposition(rec, "acme", named, **args) is Disposition.REPLAY  # type: ignore[arg-type]
+    assert replay_action(rec, "acme", named, **args) is ReplayAction.REPLAY  # type: ignore[arg-type]
     every = ReplayFilter(all_classes=True)
-    assert disposition(rec, "acme", every, **args) is Disposition.REPLAY  # type: ignore[arg-type]
+    assert replay_action(rec, "acme", every, **args) is ReplayAction.REPLAY  # type: ignore[arg-type]
 
 
 def test_every_error_class_is_either_fixable_or_not_with_a_reason() -> None:
@@ -297,9 +297,9 @@ def test_log_value_names_no_draft_content() -> None:
 def test_summary_counts_and_lists_lowest_offsets_without_value_text() -> None:
     summary = ReplaySummary(dry_run=True, max_replays=3)
     for offset in range(15, 0, -1):
-        summary.note(record(offset=offset), "acme", Disposition.REPLAY)
-    summary.note(record(offset=99, replays=3, value=b"\xff"), None, Disposition.OVER_MAX)
-    summary.note(record(offset=100), "acme", Disposition.FILTERED)
+        summary.note(record(offset=offset), "acme", ReplayAction.REPLAY)
+    summary.note(record(offset=99, replays=3, value=b"\xff"), None, ReplayAction.OVER_MAX)
+    summary.note(record(offset=100), "acme", ReplayAction.FILTERED)
     body = summary.as_json()
     assert body["scanned"] == 17
     assert body["planned"] == 15

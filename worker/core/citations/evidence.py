@@ -97,44 +97,6 @@ class Principal(BaseModel):
         return frozenset({f"user:{self.user_id}", *(f"group:{g}" for g in self.groups)})
 
 
-def may_see(acl: tuple[str, ...] | None, principal: Principal) -> bool:
-    """Contract §8: ``None`` admits the tenant; a list admits exact, case-sensitive matches."""
-    if acl is None:
-        return True
-    return not principal.acl_entries().isdisjoint(acl)
-
-
-def is_revoked(revoked_at: datetime | None, now: datetime) -> bool:
-    """Revoked means ``revoked_at`` is set and not in the future."""
-    return revoked_at is not None and revoked_at <= now
-
-
-def resolve(
-    ref: CitationRef,
-    record: EvidenceRecord | None,
-    principal: Principal,
-    retrieval: frozenset[CitationRef] | None,
-    now: datetime,
-) -> Resolution:
-    """The first outcome of contract §3.4 that applies to one id.
-
-    ``retrieval`` is ``None`` when the envelope bound nothing; an empty set binds every citation.
-    A hidden id is therefore never reported as ``not_in_retrieval``.
-    """
-    # ``queryable``, ``is_revoked`` and ``may_see`` written out: this runs once per distinct ref.
-    if record is None or not 0 <= ref[1] <= MAX_SOURCE_ID:
-        return Resolution.DANGLING
-    revoked_at = record.revoked_at
-    if revoked_at is not None and revoked_at <= now:
-        return Resolution.REVOKED
-    acl = record.acl
-    if acl is not None and principal.acl_entries().isdisjoint(acl):
-        return Resolution.ACL_REDACTED
-    if retrieval is not None and ref not in retrieval:
-        return Resolution.NOT_IN_RETRIEVAL
-    return Resolution.RESOLVED
-
-
 def resolve_all(
     refs: Iterable[CitationRef],
     evidence: Mapping[CitationRef, EvidenceRecord],
@@ -142,9 +104,15 @@ def resolve_all(
     retrieval: frozenset[CitationRef] | None,
     now: datetime,
 ) -> dict[CitationRef, Resolution]:
-    """``{ref: resolve(ref, evidence.get(ref), principal, retrieval, now)}`` for every ref, in
-    the order given: one loop, the principal's ACL entries built once (when a record has an
-    ACL at all)."""
+    """Rule 4 (contract §3.4): the first outcome that applies to each ref, in the order given.
+
+    Dangling (no record of the tenant, or an id no store can hold), then revoked (``revoked_at``
+    set and not in the future), then ACL-redacted (contract §8: ``None`` admits the tenant, a
+    tuple admits exact, case-sensitive matches of the principal's entries), then not in the
+    retrieval (``retrieval`` is ``None`` when the envelope bound nothing; an empty set binds every
+    citation, so a hidden id is never reported as ``not_in_retrieval``), else resolved. One loop,
+    the principal's ACL entries built once (when a record has an ACL at all).
+    """
     out: dict[CitationRef, Resolution] = {}
     entries: frozenset[str] | None = None
     get = evidence.get

@@ -173,12 +173,9 @@ class Tokens:
             got = self._refs[text] = self._read(_findall(text)) if "[" in text else []
         return got
 
-    def refs_between(self, text: str, start: int, end: int) -> list[CitationRef]:
-        """The refs of the tokens lying wholly inside ``text[start:end]``, in order."""
-        return self._read(_findall(text, start, end))
-
     def distinct_refs_between(self, text: str, start: int, end: int) -> tuple[CitationRef, ...]:
-        """``refs_between`` without repeats (first occurrence kept): a sentence's refs.
+        """The refs of the tokens lying wholly inside ``text[start:end]``, in order, without
+        repeats (first occurrence kept): a sentence's refs.
 
         When every token found was read before (``refs(text)`` read all of ``text``'s) and none
         is overlong, the refs are looked up, de-duplicated and gathered in C.

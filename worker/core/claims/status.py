@@ -311,7 +311,9 @@ def _names_an_id(text: str, hidden: frozenset[CitationRef]) -> bool:
     return any(run.lstrip("0") in ids for run in _NUMBERS.findall(text))
 
 
-class _Hidden(NamedTuple):
+class HiddenRefs(NamedTuple):
+    """What one output hides (rule 5) and how: the refs, their token texts, the hedge."""
+
     refs: frozenset[CitationRef]
     #: The tokens of ``refs`` as written without leading zeros (``[DOC-9]``). Not a pattern of
     #: the hidden refs: compiling one per draft costs 24 us (one ref) to 58 us (three), and
@@ -331,18 +333,19 @@ class _Hidden(NamedTuple):
     judged: Sequence[tuple[int, int]] = ()
 
 
-def _hidden(
+def hidden_of(
     refs: frozenset[CitationRef],
     words: str | None = None,
     replaced: list[int] | None = None,
     keeps: Keeps | None = None,
-) -> _Hidden:
-    return _Hidden(
+) -> HiddenRefs:
+    """The ``HiddenRefs`` of ``refs``: their token texts written once for ``remove_hidden``."""
+    return HiddenRefs(
         refs, frozenset([f"[{ref.kind.value}-{ref.id}]" for ref in refs]), words, replaced, keeps
     )
 
 
-def _hidden_word_spans(text: str, hidden: _Hidden) -> list[tuple[int, int, str]]:
+def _hidden_word_spans(text: str, hidden: HiddenRefs) -> list[tuple[int, int, str]]:
     """Contract rule 5 in every position (headings, titles, questions, lead-ins, code, table
     headers as well as claim units): the finest sentence around each group of citation tokens
     whose ids are all hidden, and each other sentence that lost a citation and that
@@ -354,7 +357,7 @@ def _hidden_word_spans(text: str, hidden: _Hidden) -> list[tuple[int, int, str]]
     return spans
 
 
-def _remove(text: str, hidden: _Hidden) -> str:
+def remove_hidden(text: str, hidden: HiddenRefs) -> str:
     """``remove_tokens(text, hidden.refs)``, in C but for a step per hidden token.
 
     A token holds one ``[``, its first character: tokens never overlap, the grammar is the
@@ -375,7 +378,7 @@ def _remove(text: str, hidden: _Hidden) -> str:
     return text if cut is text else without_lookalikes(cut)
 
 
-def _remove_tokens(text: str, hidden: _Hidden) -> str:
+def _remove_tokens(text: str, hidden: HiddenRefs) -> str:
     """``text`` without the tokens of ``hidden`` (itself when there are none)."""
     if "[" not in text:
         return text
@@ -397,10 +400,10 @@ def _remove_tokens(text: str, hidden: _Hidden) -> str:
     return replace_spans(text, cuts)
 
 
-def _scrub(value: Any, hidden: _Hidden) -> Any:
+def _scrub(value: Any, hidden: HiddenRefs) -> Any:
     """Every string without hidden tokens; structure otherwise unchanged (depth <= 64)."""
     if isinstance(value, str):
-        return _remove(value, hidden)
+        return remove_hidden(value, hidden)
     if isinstance(value, dict):
         return {k: _scrub(v, hidden) for k, v in value.items()}
     if isinstance(value, list):
@@ -416,7 +419,7 @@ def _entry_ref(entry: Any) -> CitationRef | None:
     return None
 
 
-def _visible_entries(entries: Sequence[Any], hidden: _Hidden) -> list[Any]:
+def _visible_entries(entries: Sequence[Any], hidden: HiddenRefs) -> list[Any]:
     """A citation array without its hidden entries; in the others (a ``quote``) hidden tokens
     are cut but no words go: a quote is checked against its own visible source (rule 6), so its
     words are that source's, and a quote that does not match fails the draft anyway."""
@@ -467,7 +470,7 @@ def redact_output(
     spans, items = _actions(verdicts, hedge_sentence)
     if not hidden_refs and not spans and not items:
         return output
-    hidden = _hidden(hidden_refs, "" if omit else hedge_sentence, replaced, keeps)
+    hidden = hidden_of(hidden_refs, "" if omit else hedge_sentence, replaced, keeps)
     unit_text = hidden._replace(keeps=None)  # a unit's own text: its support was decided
     out: dict[str, Any] = {}
     acted = {key for key, _ in items}
@@ -481,9 +484,9 @@ def redact_output(
             spans.sort()
             judged = hidden._replace(judged=_shifted(unit_spans, spans))
             if spans:
-                out[key] = without_lookalikes(_remove(replace_spans(value, spans), judged))
+                out[key] = without_lookalikes(remove_hidden(replace_spans(value, spans), judged))
             else:
-                out[key] = _remove(value, judged)
+                out[key] = remove_hidden(value, judged)
         elif key == "citations" and isinstance(value, list):
             out[key] = _visible_entries(value, hidden)
         elif key in _STRUCTURED_LISTS and isinstance(value, list):
@@ -545,7 +548,7 @@ def _unit_list(  # noqa: PLR0917 -- the parts of redact_output's state this list
     key: str,
     value: list[Any],
     items: Mapping[tuple[str, int], UnitStatus],
-    hidden: _Hidden,
+    hidden: HiddenRefs,
     hedge_sentence: str,
     places: Container[str | tuple[str, int]] | None,
 ) -> list[Any]:

@@ -18,8 +18,8 @@ so, once). How each field is written is derived once per model from its annotati
   dict, whose ``null``\\ s are the agent's and are kept.
 
 So the bytes are those of ``to_json_bytes(Model(...))`` (``model_dump(exclude_none=True)``,
-pydantic's own walk: the independent reference the unit tests compare against), without ~50 model
-instances per draft.
+pydantic's own walk: the independent reference the unit tests compare against,
+``tests/unit/core/fixtures.py``), without ~50 model instances per draft.
 
 Decisions recorded here:
 
@@ -220,10 +220,3 @@ def message_bytes(cls: type[BaseModel], /, **values: Any) -> bytes:
     a part may be given by any object with the part's fields (see the module docstring).
     """
     return dumps(layout(cls).encode_fields(**values))
-
-
-def to_json_bytes(model: BaseModel) -> bytes:
-    """The canonical bytes of a model instance, by pydantic's own dump (tools and tests)."""
-    # Python mode, not JSON mode: orjson writes the str enums and tuples itself, the same bytes,
-    # without pydantic's per-enum ``.value`` round trip.
-    return dumps(model.model_dump(exclude_none=True))

@@ -90,15 +90,12 @@ __all__ = [
     "TimelineEntry",
     "ValidatedOutput",
     "Withheld",
-    "depth_failure",
     "format_path",
     "key_label",
     "validate_output",
 ]
 
 MAX_DEPTH = 64
-#: The validators by kind (tests reach them under this name).
-_ADAPTERS = ADAPTERS
 
 
 class ValidatedOutput(NamedTuple):
@@ -149,14 +146,10 @@ def format_path(loc: tuple[int | str, ...]) -> str:
     return "".join(out)
 
 
-def depth_failure(obj: Any, limit: int = MAX_DEPTH) -> Failure | None:
-    """The first container nested deeper than ``limit`` (``obj`` is level 1), iteratively."""
-    return _scan(obj, limit)[0]
-
-
 def _scan(obj: Any, limit: int = MAX_DEPTH) -> tuple[Failure | None, bool]:
-    """``depth_failure``, and whether some string holds a run of over 1,000 digits (which an
-    overlong citation id needs), in one iterative walk."""
+    """The first container nested deeper than ``limit`` (``obj`` is level 1), and whether some
+    string holds a run of over 1,000 digits (which an overlong citation id needs), in one
+    iterative walk."""
     longest = False
     stack: list[tuple[Any, int, tuple[int | str, ...]]] = [(obj, 1, ())]
     while stack:

@@ -13,7 +13,7 @@ What the proof keeps equal to the reference: unknown fields are ignored by both 
 missing ``quote_check``/``paths``/``support`` is ``"none"``/``[]``/``"none"`` in both (a batch
 written before the support check); ``source_id`` must be a string of
 ASCII digits here and goes through the same ``int()`` as there. ``tests/unit/ledger/
-test_ledger_batch.py`` checks, on random valid and mutated messages, that the two agree.
+test_ledger_message.py`` checks, on random valid and mutated messages, that the two agree.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import pytest
 from worker.core.turns.machine import TurnPhase, TurnState
 from worker.faults import BrokerUnavailable, PoisonFault
 from worker.stream.memory import MemoryBulkPublisher, MemoryPublisher, MemoryTurns, SentRecord
-from worker.stream.ports import BulkPublisher, StoredTurn
+from worker.stream.seams import BulkPublisher, StoredTurn
 
 
 async def test_the_publisher_keeps_records_in_order_and_acknowledges_them() -> None:

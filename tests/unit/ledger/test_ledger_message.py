@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.ledger.batch import ledger_records, ledger_rows, proven_rows
+from worker.ledger.message import ledger_records, ledger_rows, proven_rows
 from worker.stores.ledger_rows import LedgerRecord, LedgerRow
 
 KINDS = ["OBS", "DOC", "EVT"]

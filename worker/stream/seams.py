@@ -6,9 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
-from worker.core.messages.records import Headers, OutRecord
-from worker.core.turns.deadline_index import DeadlineIndex
-from worker.core.turns.machine import TurnState
+from worker.core import DeadlineIndex, Headers, OutRecord, TurnState
 
 
 class StoredTurn(NamedTuple):
