@@ -21,11 +21,11 @@ from worker.core import (
     EvidenceKind,
     extract,
     find_tokens,
+    hidden_of,
     remove_all_tokens,
+    remove_hidden,
     sentence_spans,
 )
-from worker.core import hidden_of as _hidden
-from worker.core import remove_hidden as _remove
 
 MIB = 1 << 20
 PROSE = (
@@ -101,14 +101,14 @@ def main() -> None:
             shown = "  ".join(f"{n} MiB: {p:.4f} s/MiB" for n, p in sizes)
             print(f"  {fn_name:15s} {label:10s} {shown}")
     print("\nrule 5's hidden-words pass on hidden-only citations: time per MiB")
-    hidden = _hidden(frozenset({CitationRef(EvidenceKind.DOC, 9002)}), "Hedged.", [])
+    hidden = hidden_of(frozenset({CitationRef(EvidenceKind.DOC, 9002)}), "Hedged.", [])
     for label, unit in (
         ('"x. [DOC-9002] "', "x. [DOC-9002] "),
         ('"a [DOC-9002] "', "a [DOC-9002] "),
         ('"| a [DOC-9002] "', "| a [DOC-9002] "),
     ):
         per = [
-            best_of(lambda t: _remove(t, hidden), fill(unit, n * MIB), rounds=3) / n
+            best_of(lambda t: remove_hidden(t, hidden), fill(unit, n * MIB), rounds=3) / n
             for n in (1, 2, 4)
         ]
         shown = "  ".join(f"{n} MiB: {p:.4f} s/MiB" for n, p in zip((1, 2, 4), per, strict=True))

@@ -12,7 +12,7 @@ the output and ledger records carry the draft's headers (its ``traceparent``), t
 goes to the draft's partition of ``<app_id>-turns-changelog``. No parsing, no evidence, no
 decision, no turn table, no log line per draft.
 
-``faust``: the worker's Faust app (``worker.stream.app._new_app``: broker, producer compression,
+``faust``: the worker's Faust app (``worker.stream.app.new_app``: broker, producer compression,
 linger and batch size, acks=all, at-least-once, fetch wait, web server), its event loop and
 thread switch interval, its overlapped take (``worker.stream.take``: batch size, quiet and
 wait) and its bulk hand-over (``ProducerPublisher.send_many``, or one ``send`` per record when
@@ -81,9 +81,7 @@ def run_faust(templates_path: Path) -> None:
 
     from worker.runtime.event_loop import use_event_loop, use_thread_switch_interval  # noqa: PLC0415
     from worker.settings import Settings  # noqa: PLC0415
-    from worker.stream.app import app_publisher as _publisher  # noqa: PLC0415
-    from worker.stream.app import new_app as _new_app  # noqa: PLC0415
-    from worker.stream.app import wire_intake  # noqa: PLC0415
+    from worker.stream.app import app_publisher, new_app, wire_intake  # noqa: PLC0415
     from worker.stream.take import OverlappedTake  # noqa: PLC0415
 
     settings = Settings()
@@ -91,10 +89,10 @@ def run_faust(templates_path: Path) -> None:
     use_thread_switch_interval(settings.thread_switch_interval_s)
     templates = read(templates_path)
     topics = _topics(settings)
-    app = _new_app(settings)
+    app = new_app(settings)
 
     async def publish_batches(take: OverlappedTake[Any]) -> AsyncIterator[None]:
-        publisher = _publisher(app)
+        publisher = app_publisher(app)
         n = 0
         async for batch in take.batches():
             out = []

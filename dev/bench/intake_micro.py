@@ -27,8 +27,7 @@ from typing import Any
 from faust.types import TP, ConsumerMessage
 
 from worker.settings import Settings
-from worker.stream.app import message_to_incoming, to_incoming
-from worker.stream.app import new_app as _new_app
+from worker.stream.app import message_to_incoming, new_app, to_incoming
 from worker.stream.intake import (
     DraftsChannel,
     consumer_acknowledge,
@@ -75,7 +74,7 @@ async def drain(take: OverlappedTake[Any], batch: list[ConsumerMessage]) -> None
 async def one_run(intake: str, n: int, batch_size: int) -> float:
     """CPU seconds per record for ``n`` records through ``intake``."""
     with tempfile.TemporaryDirectory() as tmp:
-        app: Any = _new_app(Settings(data_dir=Path(tmp), app_id=f"micro-{intake}"))
+        app: Any = new_app(Settings(data_dir=Path(tmp), app_id=f"micro-{intake}"))
         app.sensors.add(app.monitor)
         app.flow_control.resume()
         tps = {TP(TOPIC, p) for p in range(PARTITIONS)}

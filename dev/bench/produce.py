@@ -40,7 +40,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from worker.core import OutRecord
 from worker.kafka.publisher import ProducerPublisher
 from worker.settings import Settings
-from worker.stream.app import new_app as _new_app
+from worker.stream.app import new_app
 from worker.stream.faust_internals import aiokafka_producer
 
 PARTITIONS = 6
@@ -106,7 +106,7 @@ async def measure(args: argparse.Namespace) -> None:
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap_servers)
     await admin.start()
     await admin.create_topics([NewTopic(t, PARTITIONS, 1) for t in topics])
-    app = _new_app(settings)
+    app = new_app(settings)
     await app.producer.start()
     publisher = ProducerPublisher(app.producer, lambda: aiokafka_producer(app.producer))
     paths = {"per_record": _per_record, "batched": _batched}
