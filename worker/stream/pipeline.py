@@ -437,9 +437,7 @@ class BatchProcessor:
             else:
                 for o in pending:
                     try:
-                        sent = await self._publisher.send(
-                            o.topic, o.key, o.value, o.headers, o.partition
-                        )
+                        sent = await self._publisher.send(o)
                     except RetriableFault as refused:
                         acks.append(refused)
                     else:

@@ -184,18 +184,11 @@ class SlowFirstEnqueue(Sent):
         super().__init__()
         self.calls = 0
 
-    async def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes,
-        headers: Headers,
-        partition: int | None = None,
-    ) -> Awaitable[object]:
+    async def send(self, record: OutRecord) -> Awaitable[object]:
         self.calls += 1
         if self.calls == 1:
             await asyncio.sleep(0.01)
-        return await super().send(topic, key, value, headers, partition)
+        return await super().send(record)
 
 
 async def test_outputs_are_handed_to_the_producer_in_decision_order() -> None:
@@ -512,15 +505,8 @@ class SlowAcks(Sent):
         super().__init__()
         self.delay = delay
 
-    async def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes,
-        headers: Headers,
-        partition: int | None = None,
-    ) -> Awaitable[object]:
-        await super().send(topic, key, value, headers, partition)
+    async def send(self, record: OutRecord) -> Awaitable[object]:
+        await super().send(record)
         return asyncio.ensure_future(asyncio.sleep(self.delay))
 
 

@@ -10,7 +10,7 @@ from test_pipeline import DANGLING, GOOD, RECORDS, processor, rec
 from worker.core.messages.records import OutRecord
 from worker.core.ports import InMemoryEvidenceStore
 from worker.faults import PoisonFault
-from worker.stream.memory import MemoryBulkPublisher, SentRecord
+from worker.stream.memory import MemoryBulkPublisher
 from worker.stream.ports import BulkPublisher
 
 
@@ -18,7 +18,7 @@ def out(*values: bytes) -> list[OutRecord]:
     return [OutRecord("gw.out", b"k", v, (), None) for v in values]
 
 
-def values(hand_overs: list[list[SentRecord]]) -> list[list[bytes]]:
+def values(hand_overs: list[list[OutRecord]]) -> list[list[bytes]]:
     return [[r.value for r in records] for records in hand_overs]
 
 
