@@ -103,7 +103,7 @@ def run_faust(templates_path: Path) -> None:
             if settings.produce_batched:
                 futures = list(await publisher.send_many(out))
             else:
-                futures = [await publisher.send(*r) for r in out]
+                futures = [await publisher.send(r) for r in out]
             await asyncio.gather(*futures)
             yield None
 

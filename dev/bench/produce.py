@@ -74,8 +74,8 @@ def _records(topics: tuple[str, str, str], drafts: int, batch: int) -> list[OutR
 
 async def _per_record(publisher: ProducerPublisher, records: Sequence[OutRecord]) -> None:
     acks: list[Awaitable[object]] = []
-    for topic, key, value, headers, partition in records:
-        acks.append(await publisher.send(topic, key, value, headers, partition))
+    for record in records:
+        acks.append(await publisher.send(record))
     for ack in acks:
         await ack
 

@@ -61,7 +61,7 @@ async def decide_file(draft_file: str) -> Decision:
     if isinstance(admitted, EnvelopeRejection):
         raise SystemExit(f"{draft_file}: {admitted.message}")
     store = load_fixture(CORPUS)
-    found = await store.fetch(admitted.tenant_id, admitted.refs)
+    found = (await store.fetch_batch({admitted.tenant_id: admitted.refs}))[admitted.tenant_id]
     return judge(admitted, None, found, NOW, retention_s=None).decision
 
 

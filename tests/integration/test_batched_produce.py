@@ -110,7 +110,7 @@ async def test_every_record_reaches_its_partition_in_order_with_key_and_headers(
     assert [a.exception() for a in acks] == [None] * len(records)
 
     # The per-record path (aiokafka's own partitioner) for one key, as a cross-check.
-    probe = await (await bed.publisher.send(bed.out, records[0][1], b"probe", ()))
+    probe = await (await bed.publisher.send(OutRecord(bed.out, records[0][1], b"probe")))
     out = await consumed(bed.bootstrap, bed.out, 301)
     changelog = await consumed(bed.bootstrap, bed.changelog, 300)
 

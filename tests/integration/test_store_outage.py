@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from one_tenant import fetch_one
 
 from dev.testbed import mongo, postgres
 from worker.core import CitationRef, EvidenceKind, EvidenceRecord
@@ -185,15 +186,17 @@ async def test_postgres_stopped_mid_test_then_back(
         PostgresEvidence.connect(pg_settings) as pg,
         PostgresLedger.connect(pg_settings) as ledger,
     ):
-        assert set(await pg.fetch("acme", {OBS_1001})) == {OBS_1001}
+        assert set(await fetch_one(pg, "acme", {OBS_1001})) == {OBS_1001}
 
         private_postgres.stop(mode)
-        took = await _expect_unavailable(lambda: pg.fetch("acme", {OBS_1001}))
+        took = await _expect_unavailable(lambda: fetch_one(pg, "acme", {OBS_1001}))
         assert took < TIMEOUT_S + 1.0
         await _expect_unavailable(lambda: ledger.write_ledger([_ledger_row()]))
 
         private_postgres.start()
-        records, attempts = await _first_success_after_restart(lambda: pg.fetch("acme", {OBS_1001}))
+        records, attempts = await _first_success_after_restart(
+            lambda: fetch_one(pg, "acme", {OBS_1001})
+        )
         assert set(records) == {OBS_1001}
         assert attempts == 1  # the pool dropped its dead connections and reconnected at once
         await ledger.write_ledger([_ledger_row()])
@@ -204,9 +207,9 @@ async def test_postgres_down_when_the_adapter_starts(
 ) -> None:
     private_postgres.stop()
     async with PostgresEvidence.connect(pg_settings) as pg:  # lazy: starting does not fail
-        await _expect_unavailable(lambda: pg.fetch("acme", {OBS_1001}))
+        await _expect_unavailable(lambda: fetch_one(pg, "acme", {OBS_1001}))
         private_postgres.start()
-        records = await pg.fetch("acme", {OBS_1001})
+        records = await fetch_one(pg, "acme", {OBS_1001})
         assert isinstance(records[OBS_1001], EvidenceRecord)
 
 
@@ -220,15 +223,15 @@ async def test_mongodb_stopped_mid_test_then_back(
         await mongo.database[settings.documents_collection].insert_many(
             [d.to_mongo("acme") for d in acme.documents]
         )
-        assert set(await mongo.fetch("acme", {DOC_9001})) == {DOC_9001}
+        assert set(await fetch_one(mongo, "acme", {DOC_9001})) == {DOC_9001}
 
         private_ferretdb.stop()
-        took = await _expect_unavailable(lambda: mongo.fetch("acme", {DOC_9001}))
+        took = await _expect_unavailable(lambda: fetch_one(mongo, "acme", {DOC_9001}))
         assert took < TIMEOUT_S + 1.0
 
         private_ferretdb.start()
         records, attempts = await _first_success_after_restart(
-            lambda: mongo.fetch("acme", {DOC_9001})
+            lambda: fetch_one(mongo, "acme", {DOC_9001})
         )
         assert set(records) == {DOC_9001}
         # The driver re-checks an unknown server every 500 ms while a selection waits, so the
@@ -251,10 +254,10 @@ async def test_silent_servers_time_out_as_unavailable(settings_for: Any) -> None
     )  # fmt: skip
     try:
         async with PostgresEvidence.connect(settings) as pg:
-            took = await _expect_unavailable(lambda: pg.fetch("acme", {OBS_1001}))
+            took = await _expect_unavailable(lambda: fetch_one(pg, "acme", {OBS_1001}))
             assert took < TIMEOUT_S + 1.0
         async with MongoEvidence.connect(settings) as mongo:
-            took = await _expect_unavailable(lambda: mongo.fetch("acme", {DOC_9001}))
+            took = await _expect_unavailable(lambda: fetch_one(mongo, "acme", {DOC_9001}))
             assert took < TIMEOUT_S + 1.0
     finally:
         for writer in sockets:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from one_tenant import fetch_one
 
 from worker.core.citations.evidence import (
     MAX_SOURCE_ID,
@@ -73,7 +74,7 @@ async def test_routes_each_kind_to_its_store(
         CitationRef(EVT, namespace.id(501)),
         CitationRef(DOC, namespace.id(9001)),
     )
-    records = await evidence.fetch(namespace.tenant("acme"), [obs, evt, doc, doc])
+    records = await fetch_one(evidence, namespace.tenant("acme"), [obs, evt, doc, doc])
     assert set(records) == {obs, evt, doc}
     assert records[doc].title == "Payments incident runbook"
     assert records[obs].title is None
@@ -87,7 +88,7 @@ async def test_two_principals_never_receive_what_only_the_other_may_see(
         corpus.tenant(namespace.tenant("globex")),
     )
     cited = all_refs(acme) | all_refs(globex)  # everything anyone could cite, both tenants
-    records = await evidence.fetch(acme.tenant_id, cited)
+    records = await fetch_one(evidence, acme.tenant_id, cited)
     now = datetime.now(UTC)
 
     def receivable(principal: Principal) -> set[CitationRef]:
@@ -135,13 +136,13 @@ async def test_a_batch_of_100_drafts_costs_one_query_per_table(
         composite = CompositeEvidence(pg, mongo)
         # Warm up: a new connection's first statements include asyncpg's one-off type
         # introspection; what a batch costs is measured on the pool's steady state.
-        await composite.fetch(acme.tenant_id, {CitationRef(OBS, 1), CitationRef(EVT, 1)})
+        await fetch_one(composite, acme.tenant_id, {CitationRef(OBS, 1), CitationRef(EVT, 1)})
         await asyncio.sleep(0)
         query_log.queries.clear()
         query_log.args.clear()
         command_log.commands.clear()
 
-        batched = await composite.fetch(acme.tenant_id, union)
+        batched = await fetch_one(composite, acme.tenant_id, union)
         await asyncio.sleep(0)  # asyncpg calls query loggers with call_soon
         obs_queries = query_log.on(migrated.observations_table)
         evt_queries = query_log.on(migrated.events_table)
@@ -162,7 +163,7 @@ async def test_a_batch_of_100_drafts_costs_one_query_per_table(
 
         # Batching changes nothing: each draft sees what a fetch of its own would return.
         for refs in drafts[:20]:
-            alone = await composite.fetch(acme.tenant_id, refs)
+            alone = await fetch_one(composite, acme.tenant_id, refs)
             assert {r: rec for r, rec in batched.items() if r in refs} == alone
     print(
         f"\n100 drafts, {len(union)} distinct refs: postgres {len(obs_queries)}+{len(evt_queries)}"
@@ -183,8 +184,8 @@ async def test_two_tenants_in_one_batch_cost_one_query_per_tenant_and_table(
     ):
         composite = CompositeEvidence(pg, mongo)
         mine, theirs = await asyncio.gather(
-            composite.fetch(acme.tenant_id, all_refs(acme) | all_refs(globex)),
-            composite.fetch(globex.tenant_id, all_refs(acme) | all_refs(globex)),
+            fetch_one(composite, acme.tenant_id, all_refs(acme) | all_refs(globex)),
+            fetch_one(composite, globex.tenant_id, all_refs(acme) | all_refs(globex)),
         )
         await asyncio.sleep(0)
     assert set(mine) <= all_refs(acme)
@@ -209,10 +210,10 @@ async def test_an_unreachable_store_fails_the_whole_fetch(
     refs = {CitationRef(OBS, namespace.id(1001)), CitationRef(DOC, namespace.id(9001))}
     async with open_evidence(broken) as composite:
         with pytest.raises(StoreUnavailable, match="mongodb"):
-            await composite.fetch(namespace.tenant("acme"), refs)
+            await fetch_one(composite, namespace.tenant("acme"), refs)
         # Only Postgres kinds asked: MongoDB is not contacted, so the call succeeds.
-        only_obs = await composite.fetch(
-            namespace.tenant("acme"), {CitationRef(OBS, namespace.id(1001))}
+        only_obs = await fetch_one(
+            composite, namespace.tenant("acme"), {CitationRef(OBS, namespace.id(1001))}
         )
         assert isinstance(next(iter(only_obs.values())), EvidenceRecord)
 
@@ -259,7 +260,7 @@ async def test_one_batch_of_two_tenants_citing_each_others_ids_costs_one_query_p
         MongoEvidence.connect(migrated, event_listeners=[command_log]) as mongo,
     ):
         composite = CompositeEvidence(pg, mongo)
-        await composite.fetch(acme.tenant_id, {CitationRef(OBS, 1), CitationRef(EVT, 1)})
+        await fetch_one(composite, acme.tenant_id, {CitationRef(OBS, 1), CitationRef(EVT, 1)})
         await asyncio.sleep(0)
         query_log.queries.clear()
         query_log.args.clear()
@@ -293,7 +294,7 @@ async def test_one_batch_of_two_tenants_citing_each_others_ids_costs_one_query_p
         assert set(found[globex.tenant_id]) == all_refs(globex)
         assert found[ghost] == {}
         for tenant in (acme.tenant_id, globex.tenant_id):
-            assert found[tenant] == await composite.fetch(tenant, everything)
+            assert found[tenant] == await fetch_one(composite, tenant, everything)
 
 
 async def test_an_id_of_tenant_b_cited_by_tenant_a_in_a_shared_batch_is_absent_for_a(
@@ -344,8 +345,8 @@ async def test_a_batch_whose_every_document_exists_is_one_round_trip(
     acme = corpus.tenant(namespace.tenant("acme"))
     docs = {CitationRef(DOC, d.id) for d in acme.documents}
     async with MongoEvidence.connect(migrated, event_listeners=[command_log]) as mongo:
-        await mongo.fetch(acme.tenant_id, docs)  # warm up the connection
+        await fetch_one(mongo, acme.tenant_id, docs)  # warm up the connection
         command_log.commands.clear()
-        found = await mongo.fetch(acme.tenant_id, docs)
+        found = await fetch_one(mongo, acme.tenant_id, docs)
     assert set(found) == docs
     assert [name for name, _ in command_log.commands] == ["find"]

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from one_tenant import fetch_one
 from pymongo.asynchronous.database import AsyncDatabase
 
 from worker.core.citations.evidence import (
@@ -47,7 +48,7 @@ async def test_resolution_of_real_documents_for_each_principal(
     mongo: MongoEvidence, corpus: DemoCorpus, namespace: Any
 ) -> None:
     refs = {demo_id: CitationRef(DOC, namespace.id(demo_id)) for demo_id in EXPECTED}
-    records = await mongo.fetch(namespace.tenant("acme"), set(refs.values()))
+    records = await fetch_one(mongo, namespace.tenant("acme"), set(refs.values()))
     now = datetime.now(UTC)
     for index, principal in enumerate((ANA, BOB, CY)):
         resolutions = resolve_all(refs.values(), records, principal, None, now)
@@ -59,7 +60,7 @@ async def test_missing_acl_field_and_null_acl_differ(
     mongo: MongoEvidence, corpus: DemoCorpus, namespace: Any
 ) -> None:
     public, no_field, empty = (CitationRef(DOC, namespace.id(i)) for i in (9001, 9005, 9004))
-    records = await mongo.fetch(namespace.tenant("acme"), {public, no_field, empty})
+    records = await fetch_one(mongo, namespace.tenant("acme"), {public, no_field, empty})
     assert records[public].acl is None
     assert records[no_field].acl == ()
     assert records[empty].acl == ()
@@ -69,7 +70,7 @@ async def test_record_fields_and_aware_revoked_at(
     mongo: MongoEvidence, corpus: DemoCorpus, namespace: Any
 ) -> None:
     revoked = CitationRef(DOC, namespace.id(9006))
-    record = (await mongo.fetch(namespace.tenant("acme"), {revoked}))[revoked]
+    record = (await fetch_one(mongo, namespace.tenant("acme"), {revoked}))[revoked]
     assert record.revoked_at == datetime(2025, 2, 14, 8, 0, tzinfo=UTC)
     assert record.revoked_at is not None
     assert record.revoked_at.utcoffset() is not None
@@ -82,9 +83,11 @@ async def test_other_tenants_document_is_exactly_like_an_absent_one(
     mongo: MongoEvidence, corpus: DemoCorpus, namespace: Any
 ) -> None:
     acme = namespace.tenant("acme")
-    assert await mongo.fetch(acme, {CitationRef(DOC, namespace.id(9101))}) == {}
-    assert await mongo.fetch(acme, {CitationRef(DOC, namespace.id(9999))}) == {}
-    globex = await mongo.fetch(namespace.tenant("globex"), {CitationRef(DOC, namespace.id(9101))})
+    assert await fetch_one(mongo, acme, {CitationRef(DOC, namespace.id(9101))}) == {}
+    assert await fetch_one(mongo, acme, {CitationRef(DOC, namespace.id(9999))}) == {}
+    globex = await fetch_one(
+        mongo, namespace.tenant("globex"), {CitationRef(DOC, namespace.id(9101))}
+    )
     assert set(globex) == {CitationRef(DOC, namespace.id(9101))}
 
 
@@ -105,7 +108,7 @@ async def test_naive_revoked_at_written_by_another_client_is_read_as_utc(
     )
     try:
         ref = CitationRef(DOC, doc_id)
-        record = (await mongo.fetch(namespace.tenant("acme"), {ref}))[ref]
+        record = (await fetch_one(mongo, namespace.tenant("acme"), {ref}))[ref]
         assert record.revoked_at == datetime(2030, 5, 6, 7, 8, tzinfo=UTC)
     finally:
         await collection.delete_one({"_id": doc_id})
@@ -137,7 +140,7 @@ async def test_a_document_of_the_wrong_shape_is_malformed_evidence(
     await collection.insert_one(body | {field: value})
     try:
         with pytest.raises(MalformedEvidence) as caught:
-            await mongo.fetch(namespace.tenant("acme"), {CitationRef(DOC, doc_id)})
+            await fetch_one(mongo, namespace.tenant("acme"), {CitationRef(DOC, doc_id)})
         message = str(caught.value)
         assert message == (
             f"malformed evidence in {migrated.documents_collection} id={doc_id}: {problem}"
@@ -152,5 +155,5 @@ async def test_ids_above_bigint_are_never_queried(
 ) -> None:
     async with MongoEvidence.connect(migrated, event_listeners=[command_log]) as mongo:
         huge = {CitationRef(DOC, MAX_SOURCE_ID + 1), CitationRef(DOC, 10**40)}
-        assert await mongo.fetch(namespace.tenant("acme"), huge) == {}
+        assert await fetch_one(mongo, namespace.tenant("acme"), huge) == {}
     assert command_log.commands == []

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from one_tenant import fetch_one
 
 from worker.core.citations.evidence import (
     MAX_SOURCE_ID,
@@ -55,7 +56,7 @@ async def test_resolution_of_real_rows_for_each_principal(
     pg: PostgresEvidence, corpus: DemoCorpus, namespace: Any
 ) -> None:
     refs = {key: _ref(*key, namespace.id_offset) for key in EXPECTED}
-    records = await pg.fetch(namespace.tenant("acme"), set(refs.values()))
+    records = await fetch_one(pg, namespace.tenant("acme"), set(refs.values()))
     now = datetime.now(UTC)
     for principal_index, principal in enumerate((ANA, BOB, CY)):
         resolutions = resolve_all(refs.values(), records, principal, None, now)
@@ -70,10 +71,10 @@ async def test_other_tenants_id_is_exactly_like_an_absent_one(
     acme = namespace.tenant("acme")
     globex_only = {_ref(OBS, 2001, namespace.id_offset), _ref(EVT, 601, namespace.id_offset)}
     absent = {_ref(OBS, 3999, namespace.id_offset), _ref(EVT, 3999, namespace.id_offset)}
-    assert await pg.fetch(acme, globex_only) == {}
-    assert await pg.fetch(acme, absent) == {}
+    assert await fetch_one(pg, acme, globex_only) == {}
+    assert await fetch_one(pg, acme, absent) == {}
     # ...while globex itself sees them.
-    assert set(await pg.fetch(namespace.tenant("globex"), globex_only)) == globex_only
+    assert set(await fetch_one(pg, namespace.tenant("globex"), globex_only)) == globex_only
 
 
 async def test_record_fields_come_from_the_row(
@@ -83,7 +84,7 @@ async def test_record_fields_come_from_the_row(
     public, grouped, revoked, nobody = (
         _ref(OBS, i, namespace.id_offset) for i in (1001, 1002, 1005, 1004)
     )
-    records = await pg.fetch(acme, {public, grouped, revoked, nobody})
+    records = await fetch_one(pg, acme, {public, grouped, revoked, nobody})
     assert records[public].acl is None
     assert records[grouped].acl == ("group:analysts",)
     assert records[nobody].acl == ()
@@ -99,13 +100,13 @@ async def test_ids_above_bigint_are_never_queried(
     """They are dangling without a query: asking only for them sends nothing to the server."""
     async with PostgresEvidence.connect(migrated, init=query_log.attach) as pg:
         huge = {CitationRef(OBS, MAX_SOURCE_ID + 1), CitationRef(EVT, 10**30)}
-        assert await pg.fetch(namespace.tenant("acme"), huge) == {}
+        assert await fetch_one(pg, namespace.tenant("acme"), huge) == {}
         assert pg.pool.get_size() == 0  # not even a connection was opened
     assert query_log.queries == []
 
 
 async def test_only_other_kinds_means_no_query(pg: PostgresEvidence, namespace: Any) -> None:
-    assert await pg.fetch(namespace.tenant("acme"), {CitationRef(EvidenceKind.DOC, 1)}) == {}
+    assert await fetch_one(pg, namespace.tenant("acme"), {CitationRef(EvidenceKind.DOC, 1)}) == {}
     assert pg.pool.get_size() == 0
 
 
@@ -117,7 +118,7 @@ async def test_acl_with_a_null_entry_is_malformed_evidence(
         f'UPDATE "{migrated.observations_table}" SET acl = ARRAY[NULL::text] WHERE id = $1', ref.id
     )
     with pytest.raises(MalformedEvidence) as caught:
-        await pg.fetch(namespace.tenant("acme"), {ref})
+        await fetch_one(pg, namespace.tenant("acme"), {ref})
     message = str(caught.value)
     assert f"{migrated.observations_table} id={ref.id}" in message
     assert "acl" in message
@@ -140,7 +141,7 @@ async def test_a_table_of_the_wrong_shape_is_malformed_evidence(
         wrong = settings.model_copy(update={"observations_table": table})
         async with PostgresEvidence.connect(wrong) as pg:
             with pytest.raises(MalformedEvidence, match=rf"{table} id=7: acl must be") as caught:
-                await pg.fetch("acme", {CitationRef(OBS, 7)})
+                await fetch_one(pg, "acme", {CitationRef(OBS, 7)})
         assert "secret" not in str(caught.value)
     finally:
         await pg_pool.execute(f'DROP TABLE "{table}"')

@@ -43,13 +43,18 @@ if TYPE_CHECKING:  # what mypy reads; at run time each name is loaded on first u
         BatchRules,
         Planned,
         Route,
+        Unavailable,
         decide_batch,
+        failed_batch,
+        internal_error,
         plan_batch,
         plan_record,
+        store_gave_up,
         wanted_of,
     )
     from worker.core.citations.evidence import (
         HIDDEN,
+        MISSING_ACL,
         CitationRef,
         EvidenceKind,
         EvidenceRecord,
@@ -95,6 +100,7 @@ if TYPE_CHECKING:  # what mypy reads; at run time each name is loaded on first u
         SupportLevel,
         TopicRole,
     )
+    from worker.core.envelope.dead_letter import replay_count
     from worker.core.envelope.draft import (
         SUPPORTED_SCHEMA_VERSIONS,
         Draft,
@@ -136,13 +142,18 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "BatchRules",
         "Planned",
         "Route",
+        "Unavailable",
         "decide_batch",
+        "failed_batch",
+        "internal_error",
         "plan_batch",
         "plan_record",
+        "store_gave_up",
         "wanted_of",
     ),
     "worker.core.citations.evidence": (
         "HIDDEN",
+        "MISSING_ACL",
         "CitationRef",
         "EvidenceKind",
         "EvidenceRecord",
@@ -195,6 +206,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "EnvelopeRejection",
         "parse_envelope",
     ),
+    "worker.core.envelope.dead_letter": ("replay_count",),
     "worker.core.envelope.json_text": ("dumps_json", "loads_json"),
     "worker.core.evidence_store": ("EvidenceStore", "Found", "InMemoryEvidenceStore", "Wanted"),
     "worker.core.grounding": ("Admitted", "Judgement", "admit", "judge"),
@@ -232,6 +244,12 @@ __all__ = [  # noqa: RUF022 - grouped by purpose (each group sorted), not one al
     "plan_batch",
     "plan_record",
     "wanted_of",
+    # What the shell applies when a batch's evidence cannot be read or the batch fails as a
+    # whole: the classes and dead letters the core names.
+    "Unavailable",
+    "failed_batch",
+    "internal_error",
+    "store_gave_up",
     # The contract's vocabulary (§2-§7): classes, outcomes, topics, the dead-letter headers.
     "DEFAULT_TOPICS",
     "DLQ_HEADERS",
@@ -247,6 +265,7 @@ __all__ = [  # noqa: RUF022 - grouped by purpose (each group sorted), not one al
     "SUPPORTED_SCHEMA_VERSIONS",
     "WORKER_VERSION",
     "ErrorClass",
+    "replay_count",
     "LedgerOutcome",
     "Outcome",
     "SupportLevel",
@@ -275,6 +294,7 @@ __all__ = [  # noqa: RUF022 - grouped by purpose (each group sorted), not one al
     "parse_envelope",
     # Citations and rule 4: the evidence port the stores implement, and what they return.
     "HIDDEN",
+    "MISSING_ACL",
     "CitationRef",
     "EvidenceKind",
     "EvidenceRecord",

@@ -10,15 +10,17 @@ A batch of ``agent.drafts`` records is decided in two pure steps around its IO:
 2. :func:`decide_batch` takes what the shell read (evidence by tenant, the tenants whose
    evidence could not be had, the turns' stored states) and decides every record in order: a
    turn's second draft sees the state its first draft left. It returns one :class:`Route` per
-   record, the records to append (in order), and the turn table's writes (in order).
+   record, every record to append (in order, dead letters included), and the turn table's writes
+   (in order).
 
 Between and after them the shell only does IO: fetch, store the turn writes, publish
 (``worker.stream.pipeline``); ``check`` (``worker.tools.check``) calls the same two on a batch of
 one. Every rule of the batch is here:
 
 - A draft of a tenant whose evidence could not be had is dead-lettered with the class the shell
-  reported (``infra_unavailable`` past a finite retry budget, ``internal_error`` for a poison
-  fault of that tenant's fetch); a draft that cites nothing needs no store and is decided.
+  reported, as the core names it: :func:`store_gave_up` past a finite retry budget
+  (``infra_unavailable``), :func:`internal_error` for a poison fault of that tenant's fetch; a
+  draft that cites nothing needs no store and is decided.
 - A control record is decided like a draft, in its turn's order: ``expire_turn`` forgets a
   finished turn past its retention; ``regeneration_deadline`` ends a regeneration past its
   deadline with ``regeneration_timeout``. An unreadable control record is ignored.
@@ -28,10 +30,10 @@ one. Every rule of the batch is here:
   kept one. With spans on, every record derived from a draft names the draft's span as its parent
   (``traceparent``); dead letters keep the draft's own headers.
 - An exception while deciding one record is that record's poison: it is dead-lettered
-  ``internal_error`` (its state untouched), and the batch goes on.
-
-Dead letters are routes, not records: the shell writes them (``worker.kafka.dlq``: the original
-bytes, ``dlq.*`` headers, the time it failed), in their route's place among the records.
+  ``internal_error`` (its state untouched), and the batch goes on; so is every record of a batch
+  that failed as a whole (:func:`failed_batch`).
+- A dead letter is a record like the others, in its route's place (contract §7, composed by
+  ``worker.core.envelope.dead_letter``: the original bytes, ``dlq.*`` headers, failed at ``now``).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from worker.core.citations.evidence import CitationRef, EvidenceRecord
 from worker.core.claims.policy import PolicyBook
 from worker.core.claims.support import SourceIndex
 from worker.core.contract import ErrorClass, Outcome, TopicRole
+from worker.core.envelope.dead_letter import dead_letter
 from worker.core.envelope.draft import EnvelopeRejection
 from worker.core.grounding import Admitted, Judgement, admit, admit_draft, judge
 from worker.core.messages.records import Headers, Incoming, OutRecord, trace_headers
@@ -62,6 +65,8 @@ class BatchRules(NamedTuple):
     topics: Mapping[TopicRole, str]
     #: How long a finished turn is kept; ``None``: forever (``check``).
     retention_s: float | None
+    #: The worker's version, for a dead letter's ``dlq.worker.version`` header.
+    worker_version: str = ""
 
 
 class Planned(NamedTuple):
@@ -110,7 +115,7 @@ class Route(NamedTuple):
     """What one record of the batch led to."""
 
     planned: Planned
-    #: The records to append for it, in order (empty for a dead letter).
+    #: The records to append for it, in order (a dead letter: that one record).
     records: tuple[OutRecord, ...] = ()
     #: What to count it as; ``None``: nothing (a dead letter, or a control that changed nothing).
     outcome: Outcome | None = None
@@ -147,7 +152,7 @@ class BatchOutcome(NamedTuple):
 
     @property
     def records(self) -> list[OutRecord]:
-        """Every record to append except dead letters (the shell writes those), in order."""
+        """Every record to append, dead letters included, in order."""
         return [r for route in self.routes for r in route.records]
 
 
@@ -204,18 +209,63 @@ def decide_batch(
     for position, planned in enumerate(plan.records):
         turn = _turn_of(planned)
         if turn is not None and turn in unreadable:
-            routes.append(_failed(planned, unreadable[turn]))
+            routes.append(_lettered(_failed(planned, unreadable[turn]), now, rules))
             continue
         parent = parents[position] if parents is not None else None
         try:
             route = deciding.route(planned, parent, spans=parents is not None)
         except Exception as exc:  # noqa: BLE001 - any bug on one record is that record's poison
-            routes.append(_failed(planned, exc))
+            routes.append(_lettered(_failed(planned, exc), now, rules))
         else:
-            routes.append(route)
+            routes.append(_lettered(route, now, rules))
             deciding.commit()
         deciding.pending = None
     return BatchOutcome(tuple(routes), tuple(deciding.writes))
+
+
+def failed_batch(
+    records: Iterable[Incoming], error: str, now: datetime, rules: BatchRules
+) -> tuple[Route, ...]:
+    """Every record of a batch that failed as a whole, dead-lettered ``internal_error`` naming
+    the exception's class ``error`` (contract §7: any other exception is deterministic)."""
+    rejection = internal_error(error)
+    return tuple(
+        _lettered(Route(Planned(rec), dead_letter=rejection), now, rules) for rec in records
+    )
+
+
+def internal_error(error: str) -> EnvelopeRejection:
+    """How a record is dead-lettered after a fault that is not the infrastructure's: the class
+    ``internal_error``, the message naming the exception's class ``error`` only."""
+    return EnvelopeRejection(ErrorClass.INTERNAL_ERROR, f"internal error: {error}")
+
+
+def store_gave_up(attempts: int, *, batch: Unavailable | None = None) -> Unavailable:
+    """How the drafts of a tenant whose store stayed unavailable past a finite retry budget are
+    dead-lettered: ``infra_unavailable``, after ``attempts`` store calls (contract §7).
+
+    ``batch``: the failure of the batch's call this tenant was asked again after, alone; when
+    that call had already spent the budget, the tenant keeps its failure (and count).
+    """
+    if batch is not None and batch[0] is ErrorClass.INFRA_UNAVAILABLE:
+        return batch
+    return (ErrorClass.INFRA_UNAVAILABLE, f"evidence store unavailable after {attempts} attempts")
+
+
+def _lettered(route: Route, now: datetime, rules: BatchRules) -> Route:
+    """``route`` with its dead letter's record, if it is one (failed at ``now``)."""
+    rejection = route.dead_letter
+    if rejection is None:
+        return route
+    letter = dead_letter(
+        route.planned.incoming,
+        rejection.error_class,
+        rejection.message,
+        failed_at_ms=int(now.timestamp() * 1000),
+        worker_version=rules.worker_version,
+        topic=rules.topics[TopicRole.DLQ],
+    )
+    return route._replace(records=(letter,))
 
 
 def _turn_of(planned: Planned) -> str | None:
@@ -225,7 +275,7 @@ def _turn_of(planned: Planned) -> str | None:
 
 
 def _internal_error(exc: Exception) -> EnvelopeRejection:
-    return EnvelopeRejection(ErrorClass.INTERNAL_ERROR, f"internal error: {type(exc).__name__}")
+    return internal_error(type(exc).__name__)
 
 
 def _failed(planned: Planned, exc: Exception) -> Route:

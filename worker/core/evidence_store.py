@@ -19,37 +19,17 @@ class EvidenceStore(Protocol):
     ``fetch_batch`` is one batch of drafts across tenants: an adapter issues at most one query per
     table (Postgres) or collection (MongoDB) for the whole batch, every id matched on the pair
     (``tenant_id``, ``id``) (contract §8), so no row of one tenant can ever answer for another.
-    ``fetch`` is the same for one tenant. Absent ids, ids of other tenants and ids above
+    One tenant is a batch of one tenant (``check``). Absent ids, ids of other tenants and ids above
     ``MAX_SOURCE_ID`` are simply missing from the result. An unreachable store raises a retriable
     fault, never returns an empty mapping.
     """
-
-    async def fetch(
-        self, tenant_id: str, refs: Collection[CitationRef]
-    ) -> Mapping[CitationRef, EvidenceRecord]:
-        """Return the records of ``tenant_id`` among ``refs``."""
-        ...
 
     async def fetch_batch(self, wanted: Wanted) -> Found:
         """Return, for every tenant of ``wanted``, its records among its refs."""
         ...
 
 
-class FetchEachTenant:
-    """``fetch_batch`` as one ``fetch`` per tenant: for fakes and stores with no batch query."""
-
-    async def fetch(
-        self, tenant_id: str, refs: Collection[CitationRef]
-    ) -> Mapping[CitationRef, EvidenceRecord]:
-        """Return the records of ``tenant_id`` among ``refs``."""
-        raise NotImplementedError
-
-    async def fetch_batch(self, wanted: Wanted) -> Found:
-        """One ``fetch`` per tenant, in order; the first fault fails the whole batch."""
-        return {tenant: await self.fetch(tenant, refs) for tenant, refs in wanted.items()}
-
-
-class InMemoryEvidenceStore(FetchEachTenant):
+class InMemoryEvidenceStore:
     """A dict-backed store for unit tests and the offline ``check`` command."""
 
     def __init__(
@@ -71,18 +51,15 @@ class InMemoryEvidenceStore(FetchEachTenant):
         """Store ``record`` for ``tenant_id``."""
         self._by_tenant.setdefault(tenant_id, {})[record.ref] = record
 
-    async def fetch(
-        self, tenant_id: str, refs: Collection[CitationRef]
-    ) -> Mapping[CitationRef, EvidenceRecord]:
-        """Return the records of ``tenant_id`` among ``refs``."""
-        asked = frozenset(refs)
-        self.calls.append((tenant_id, asked))
-        if self._on_fetch is not None:
-            self._on_fetch(tenant_id, asked)
-        tenant = self._by_tenant.get(tenant_id, {})
-        return {ref: tenant[ref] for ref in asked if ref in tenant}
-
     async def fetch_batch(self, wanted: Wanted) -> Found:
-        """Records per tenant; recorded as one batch (and one look-up per tenant)."""
+        """Records per tenant; recorded as one batch and one look-up per tenant, in order."""
         self.batches.append(tuple(wanted))
-        return await super().fetch_batch(wanted)
+        found: Found = {}
+        for tenant_id, refs in wanted.items():
+            asked = frozenset(refs)
+            self.calls.append((tenant_id, asked))
+            if self._on_fetch is not None:
+                self._on_fetch(tenant_id, asked)
+            tenant = self._by_tenant.get(tenant_id, {})
+            found[tenant_id] = {ref: tenant[ref] for ref in asked if ref in tenant}
+        return found

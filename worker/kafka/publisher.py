@@ -20,7 +20,7 @@ from typing import Any
 from aiokafka.errors import KafkaError
 from aiokafka.partitioner import DefaultPartitioner
 
-from worker.core import Headers, OutRecord
+from worker.core import OutRecord
 from worker.faults import BrokerUnavailable, PoisonFault
 
 #: Keys whose partition is remembered (per partition count) before the memo starts afresh.
@@ -80,15 +80,9 @@ class ProducerPublisher:
         self._client = client
         self._partition_memo: dict[tuple[bytes, int], int] = {}
 
-    async def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes,
-        headers: Headers,
-        partition: int | None = None,
-    ) -> Awaitable[object]:
-        """Enqueue one record; await the result for the broker's acknowledgement."""
+    async def send(self, record: OutRecord) -> Awaitable[object]:
+        """Enqueue ``record``; await the result for the broker's acknowledgement."""
+        topic, key, value, headers, partition = record
         try:
             fut = await self._producer.send(topic, key, value, partition, None, list(headers))
         except (KafkaError, OSError, TimeoutError) as exc:

@@ -6,10 +6,10 @@ A ``fetch_batch`` is one batch of drafts across tenants; Postgres' per-table que
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection, Mapping
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
-from worker.core import CitationRef, EvidenceKind, EvidenceRecord, EvidenceStore, Found, Wanted
+from worker.core import EvidenceKind, EvidenceStore, Found, Wanted
 from worker.faults import StoreUnavailable
 from worker.runtime.metrics import Metrics
 from worker.runtime.readiness import StoreHealth
@@ -27,20 +27,12 @@ class CompositeEvidence:
         self._postgres = postgres
         self._mongo = mongo
 
-    async def fetch(
-        self, tenant_id: str, refs: Collection[CitationRef]
-    ) -> Mapping[CitationRef, EvidenceRecord]:
-        """Records of ``tenant_id`` among ``refs``; each adapter skips kinds it does not hold.
+    async def fetch_batch(self, wanted: Wanted) -> Found:
+        """Records of each tenant among its refs: one query per table and collection in all;
+        each adapter skips kinds it does not hold.
 
         Either store failing fails the whole call (never a partial, "mostly absent" answer that
         would turn an outage into dangling verdicts).
-        """
-        return (await self.fetch_batch({tenant_id: refs}))[tenant_id]
-
-    async def fetch_batch(self, wanted: Wanted) -> Found:
-        """Records of each tenant among its refs: one query per table and collection in all.
-
-        Either store failing fails the whole call, as for ``fetch``.
         """
         asked = {tenant: frozenset(refs) for tenant, refs in wanted.items()}
         from_postgres, from_mongo = await gather_all(

@@ -10,7 +10,7 @@ Driver errors become ``worker.faults`` in ``_store_faults`` and nowhere else.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
@@ -100,14 +100,9 @@ class MongoEvidence:
         """The configured database, for the index migration and the demo seeder."""
         return self._db
 
-    async def fetch(
-        self, tenant_id: str, refs: Collection[CitationRef]
-    ) -> Mapping[CitationRef, EvidenceRecord]:
-        """Records of ``tenant_id`` among the DOC ``refs``; other kinds are ignored."""
-        return (await self.fetch_batch({tenant_id: refs}))[tenant_id]
-
     async def fetch_batch(self, wanted: Wanted) -> Found:
-        """Records of each tenant among its DOC refs: one ``find`` in all."""
+        """Records of each tenant among its DOC refs (other kinds are ignored): one ``find`` in
+        all."""
         found: dict[str, dict[CitationRef, EvidenceRecord]] = {t: {} for t in wanted}
         asked = {
             t: ids for t, refs in wanted.items() if (ids := queryable_ids(refs, EvidenceKind.DOC))

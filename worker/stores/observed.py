@@ -7,10 +7,10 @@ Each adapter of the composite is wrapped on its own, so the metrics carry a ``st
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Collection, Mapping
+from collections.abc import Awaitable, Collection
 from typing import TypeVar
 
-from worker.core import CitationRef, EvidenceKind, EvidenceRecord, EvidenceStore, Found, Wanted
+from worker.core import CitationRef, EvidenceKind, EvidenceStore, Found, Wanted
 from worker.faults import StoreUnavailable
 from worker.runtime.metrics import Metrics
 from worker.runtime.readiness import StoreHealth
@@ -36,16 +36,9 @@ class ObservedStore:
         self._latency = metrics.store_latency.labels(store=name)
         self._health = health
 
-    async def fetch(
-        self, tenant_id: str, refs: Collection[CitationRef]
-    ) -> Mapping[CitationRef, EvidenceRecord]:
-        """The inner store's answer; a call with none of its kinds is not timed (no query)."""
-        if not self._queries(refs):
-            return await self._inner.fetch(tenant_id, refs)
-        return await self._observe(self._inner.fetch(tenant_id, refs))
-
     async def fetch_batch(self, wanted: Wanted) -> Found:
-        """The inner store's answer for a batch across tenants, observed as one call."""
+        """The inner store's answer for a batch across tenants, observed as one call; a call with
+        none of its kinds is not timed (no query)."""
         if not any(self._queries(refs) for refs in wanted.values()):
             return await self._inner.fetch_batch(wanted)
         return await self._observe(self._inner.fetch_batch(wanted))

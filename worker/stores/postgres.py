@@ -15,9 +15,7 @@ from collections.abc import (
     AsyncIterator,
     Awaitable,
     Callable,
-    Collection,
     Iterator,
-    Mapping,
 )
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
@@ -117,14 +115,9 @@ class PostgresEvidence:
         """The asyncpg pool, for the migration runner and the demo seeder."""
         return self._pool
 
-    async def fetch(
-        self, tenant_id: str, refs: Collection[CitationRef]
-    ) -> Mapping[CitationRef, EvidenceRecord]:
-        """Records of ``tenant_id`` among the OBS and EVT ``refs``; other kinds are ignored."""
-        return (await self.fetch_batch({tenant_id: refs}))[tenant_id]
-
     async def fetch_batch(self, wanted: Wanted) -> Found:
-        """Records of each tenant among its OBS and EVT refs: one query per table in all."""
+        """Records of each tenant among its OBS and EVT refs (other kinds are ignored): one query
+        per table in all."""
         found: dict[str, dict[CitationRef, EvidenceRecord]] = {t: {} for t in wanted}
         queries = []
         for kind in self._tables:

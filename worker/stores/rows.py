@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from worker.core import CitationRef, EvidenceKind, EvidenceRecord
+from worker.core import MISSING_ACL, CitationRef, EvidenceKind, EvidenceRecord
 from worker.faults import MalformedEvidence
 
 
@@ -138,8 +138,8 @@ def parse_sql_row(table: str, kind: EvidenceKind, row: Mapping[str, object]) -> 
 def parse_document(collection: str, doc: Mapping[str, object]) -> EvidenceRecord:
     """A MongoDB document as a record.
 
-    No ``acl`` field at all is ``()`` (admits nobody: a forgotten field fails closed), while
-    ``acl: null`` is ``None`` (the whole tenant) — contract §8.
+    No ``acl`` field at all is the core's ``MISSING_ACL`` (admits nobody: a forgotten field fails
+    closed), while ``acl: null`` is ``None`` (the whole tenant) — contract §8.
     """
     source_id, revoked_at = doc.get("_id"), doc.get("revoked_at")
     text, title = doc.get("text"), doc.get("title")
@@ -148,7 +148,7 @@ def parse_document(collection: str, doc: Mapping[str, object]) -> EvidenceRecord
         acl = doc["acl"]
         plain_acl = _plain_acl(acl)
     else:
-        acl, plain_acl = (), True
+        acl, plain_acl = MISSING_ACL, True
     if type(source_id) is int and plain_acl and _plain(revoked_at, text, title):
         return _record(
             {
@@ -163,7 +163,7 @@ def parse_document(collection: str, doc: Mapping[str, object]) -> EvidenceRecord
     ref = CitationRef(EvidenceKind.DOC, _source_id(collection, doc.get("_id")))
     return EvidenceRecord(
         ref=ref,
-        acl=_acl(collection, ref, doc["acl"]) if "acl" in doc else (),
+        acl=_acl(collection, ref, doc["acl"]) if "acl" in doc else MISSING_ACL,
         revoked_at=_revoked_at(collection, ref, doc.get("revoked_at")),
         text=_optional_text(collection, ref, "text", doc.get("text")),
         title=_optional_text(collection, ref, "title", doc.get("title")),

@@ -256,7 +256,7 @@ async def send_due_controls(
         state.last_expiry = monotonic()
     for rec in scanner.due(now, set(owned), rebuild=rebuild, expire=expire):
         try:
-            ack = await publisher.send(rec.topic, rec.key, rec.value, rec.headers, rec.partition)
+            ack = await publisher.send(rec)
             await ack
         except Exception as exc:  # noqa: BLE001 - the next tick sends it again
             log.warning("deadline.send_failed", error=type(exc).__name__)

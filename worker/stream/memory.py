@@ -11,22 +11,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Collection, Mapping, Sequence
-from typing import NamedTuple
 
-from worker.core import Headers, OutRecord, TurnState
+from worker.core import OutRecord, TurnState
 from worker.faults import BrokerUnavailable, PoisonFault
 from worker.stream.seams import StoredTurn
 from worker.stream.turn_table import decode_turn, encode_turn
-
-
-class SentRecord(NamedTuple):
-    """One record as a publisher was handed it."""
-
-    topic: str
-    key: bytes | None
-    value: bytes
-    headers: Headers
-    partition: int | None
 
 
 def acknowledged() -> asyncio.Future[object]:
@@ -42,19 +31,11 @@ class MemoryPublisher:
 
     def __init__(self) -> None:
         #: Every record taken, in order (``send`` and, for the bulk kind, ``send_many``).
-        self.records: list[SentRecord] = []
+        self.records: list[OutRecord] = []
         #: The records taken one at a time by ``send``.
-        self.singles: list[SentRecord] = []
+        self.singles: list[OutRecord] = []
 
-    async def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes,
-        headers: Headers,
-        partition: int | None = None,
-    ) -> Awaitable[object]:
-        record = SentRecord(topic, key, value, tuple(headers), partition)
+    async def send(self, record: OutRecord) -> Awaitable[object]:
         self.records.append(record)
         self.singles.append(record)
         return acknowledged()
@@ -75,10 +56,10 @@ class MemoryBulkPublisher(MemoryPublisher):
         super().__init__()
         self.unavailable = dict(unavailable or {})
         self.poison = poison
-        self.hand_overs: list[list[SentRecord]] = []
+        self.hand_overs: list[list[OutRecord]] = []
 
     async def send_many(self, records: Sequence[OutRecord]) -> list[asyncio.Future[object]]:
-        handed = [SentRecord(*r) for r in records]
+        handed = list(records)
         self.hand_overs.append(handed)
         loop = asyncio.get_running_loop()
         out: list[asyncio.Future[object]] = []

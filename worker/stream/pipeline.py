@@ -50,11 +50,11 @@ from worker.core import (
     Route,
     TurnState,
     decide_batch,
+    failed_batch,
     plan_record,
     wanted_of,
 )
 from worker.faults import RetriableFault
-from worker.kafka.dlq import dead_letter
 from worker.runtime.logs import trace_scope
 from worker.runtime.metrics import Metrics
 from worker.runtime.retry import backoff_delays, half_jitter
@@ -130,7 +130,6 @@ class BatchProcessor:
         self._drafts = _ByLabel(metrics.drafts, "outcome")
         self._failure_codes = _ByLabel(metrics.failure_codes, "code")
         self._dead_letters = _ByLabel(metrics.dead_letters, "error_class")
-        self._version = worker_version
         self._latency_produced = metrics.draft_latency.labels(since="produced_at")
         self._latency_record = metrics.draft_latency.labels(since="record")
         self._clock = clock
@@ -140,6 +139,7 @@ class BatchProcessor:
         self._rules = BatchRules(
             topics=settings.topics.by_role(),
             retention_s=settings.turn_retention_s,
+            worker_version=worker_version,
         )
 
     # ------------------------------------------------------------------------------------------
@@ -227,8 +227,8 @@ class BatchProcessor:
         drafts: Sequence[Any],
         parents: Sequence[str | None] | None,
     ) -> list[OutRecord]:
-        """The batch's records in decision order, dead letters written in their place; each
-        route logged and counted (and its span told) on the way."""
+        """The batch's records in decision order (dead letters in their place); each route logged
+        and counted (and its span told) on the way."""
         out: list[OutRecord] = []
         for position, route in enumerate(decided.routes):
             rec = route.incoming
@@ -239,13 +239,12 @@ class BatchProcessor:
             with trace_scope(trace):
                 self._account(route, report, span)
                 if route.dead_letter is not None:
-                    out.append(self._dead_letter(rec, *route.dead_letter, report, span))
-                else:
-                    out.extend(route.records)
+                    self._dead_lettered(rec, route.dead_letter.error_class, report, span)
+                out.extend(route.records)
         return out
 
     def _account(self, route: Route, report: BatchReport, span: Any) -> None:
-        """One route's logs, metrics and span attributes (a dead letter's: ``_dead_letter``)."""
+        """One route's logs, metrics and span attributes (a dead letter's: ``_dead_lettered``)."""
         rec, planned = route.incoming, route.planned
         if route.error is not None:
             error = type(route.error).__name__
@@ -378,10 +377,11 @@ class BatchProcessor:
         acknowledged them all (a broker that refuses them raises, for the caller to retry).
         """
         report = BatchReport()
-        out = [
-            self._dead_letter(rec, ErrorClass.INTERNAL_ERROR, f"internal error: {error}", report)
-            for rec in batch
-        ]
+        out: list[OutRecord] = []
+        for route in failed_batch(batch, error, self._clock(), self._rules):
+            if route.dead_letter is not None:
+                self._dead_lettered(route.incoming, route.dead_letter.error_class, report)
+            out.extend(route.records)
         await self._publish(out)
         report.published = len(out)
         return report
@@ -394,14 +394,10 @@ class BatchProcessor:
 
         return await self._resolver.resolve(wanted_of(items), counted)
 
-    def _dead_letter(
-        self,
-        rec: Incoming,
-        error_class: ErrorClass,
-        message: str,
-        report: BatchReport,
-        span: Any = None,
-    ) -> OutRecord:
+    def _dead_lettered(
+        self, rec: Incoming, error_class: ErrorClass, report: BatchReport, span: Any = None
+    ) -> None:
+        """A dead letter's logs, metrics and span attributes (the core composed its record)."""
         self._dead_letters.inc(error_class.value)
         report.dead_letters[error_class.value] += 1
         if span is not None:
@@ -412,14 +408,6 @@ class BatchProcessor:
             topic=rec.topic,
             partition=rec.partition,
             offset=rec.offset,
-        )
-        return dead_letter(
-            rec,
-            error_class,
-            message,
-            failed_at_ms=int(self._clock().timestamp() * 1000),
-            worker_version=self._version,
-            topic=self._settings.topics.dlq,
         )
 
     async def _publish(self, out: Sequence[OutRecord]) -> None:
@@ -441,9 +429,7 @@ class BatchProcessor:
             else:
                 for o in pending:
                     try:
-                        sent = await self._publisher.send(
-                            o.topic, o.key, o.value, o.headers, o.partition
-                        )
+                        sent = await self._publisher.send(o)
                     except RetriableFault as refused:
                         acks.append(refused)
                     else:

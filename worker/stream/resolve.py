@@ -3,8 +3,9 @@
 When that call fails for good and the batch has several tenants, each tenant is asked again
 alone: a fault that belongs to one tenant (a malformed row, a tenant the store cannot serve) must
 not take the drafts of the other tenants down with it. A tenant whose evidence cannot be had is
-reported with the dead-letter class and message for its drafts: ``infra_unavailable`` past a
-finite retry budget, ``internal_error`` for a non-retriable fault. An outage is never a verdict.
+reported with the dead-letter class and message the core names for its drafts
+(``worker.core.batch``: ``store_gave_up`` past a finite retry budget, ``internal_error`` for a
+non-retriable fault). An outage is never a verdict.
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ from typing import NamedTuple
 
 import structlog
 
-from worker.core import CitationRef, ErrorClass, EvidenceRecord, EvidenceStore, Found
+from worker.core import (
+    CitationRef,
+    EvidenceRecord,
+    EvidenceStore,
+    Found,
+    Unavailable,
+    internal_error,
+    store_gave_up,
+)
 from worker.faults import RetriableFault
 from worker.runtime.metrics import Metrics
 from worker.runtime.retry import (
@@ -29,7 +38,7 @@ from worker.settings import Settings
 log = structlog.get_logger("worker.pipeline")
 
 #: Why a tenant's drafts are dead-lettered: the class and the operator's message.
-Failed = tuple[ErrorClass, str]
+Failed = Unavailable
 
 
 class Resolved(NamedTuple):
@@ -60,14 +69,13 @@ class BatchResolver:
         try:
             return Resolved(dict(await self._fetch(wanted, counted, self._budget)), {})
         except RetryBudgetExhaustedError as exhausted:
-            message = f"evidence store unavailable after {exhausted.attempts} attempts"
-            failure: Failed = (ErrorClass.INFRA_UNAVAILABLE, message)
+            failure: Failed = store_gave_up(exhausted.attempts)
             # The budget is spent: each tenant alone gets one more attempt, no more waiting.
             budget: int | None = 0
         except Exception as exc:  # a poison fault of the batch's fetch: find whose it is
             log.error("store.fetch_failed", error=type(exc).__name__, tenants=len(wanted))  # noqa: TRY400
             log.debug("store.fetch_failed.trace", exc_info=True)
-            failure = (ErrorClass.INTERNAL_ERROR, f"internal error: {type(exc).__name__}")
+            failure = internal_error(type(exc).__name__)
             budget = self._budget
         if len(wanted) == 1:
             return Resolved({}, dict.fromkeys(wanted, failure))
@@ -95,18 +103,11 @@ class BatchResolver:
                     found = await self._fetch({tenant: refs}, counted, budget)
                 evidence[tenant] = found.get(tenant, {})
             except RetryBudgetExhaustedError as exhausted:
-                if failure[0] is ErrorClass.INFRA_UNAVAILABLE:
-                    unavailable[tenant] = failure
-                else:
-                    message = f"evidence store unavailable after {exhausted.attempts} attempts"
-                    unavailable[tenant] = (ErrorClass.INFRA_UNAVAILABLE, message)
+                unavailable[tenant] = store_gave_up(exhausted.attempts, batch=failure)
             except Exception as exc:  # a poison fault of this tenant's fetch: its drafts only
                 log.error("store.fetch_failed", error=type(exc).__name__, tenant_id=tenant)  # noqa: TRY400
                 log.debug("store.fetch_failed.trace", exc_info=True)
-                unavailable[tenant] = (
-                    ErrorClass.INTERNAL_ERROR,
-                    f"internal error: {type(exc).__name__}",
-                )
+                unavailable[tenant] = internal_error(type(exc).__name__)
 
         await asyncio.gather(*(fetch_one(t, refs) for t, refs in wanted.items()))
         return Resolved(evidence, unavailable)

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
-from worker.core import DeadlineIndex, Headers, OutRecord, TurnState
+from worker.core import DeadlineIndex, OutRecord, TurnState
 
 
 class StoredTurn(NamedTuple):
@@ -48,15 +48,8 @@ class IndexedTurnStore(TurnStore, Protocol):
 class Publisher(Protocol):
     """Appends records to Kafka topics."""
 
-    async def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes,
-        headers: Headers,
-        partition: int | None = None,
-    ) -> Awaitable[object]:
-        """Enqueue one record; the returned awaitable completes when the broker acknowledged it.
+    async def send(self, record: OutRecord) -> Awaitable[object]:
+        """Enqueue ``record``; the returned awaitable completes when the broker acknowledged it.
 
         Raises :class:`worker.faults.BrokerUnavailable` when the broker cannot take it.
         """

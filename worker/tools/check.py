@@ -246,9 +246,11 @@ async def check(
             plan = BatchPlan(tuple(p.with_attempt(request.attempt, policies) for p in plan.records))
         except Exception as exc:  # noqa: BLE001 - the batch door catches the same
             return _internal_error(exc)
-    found: dict[str, Mapping[CitationRef, EvidenceRecord]] = {}
-    for tenant, refs in plan.wanted.items():
-        found[tenant] = await evidence.fetch(tenant, refs)
+    # One draft: at most one tenant, asked through the worker's own batch door.
+    wanted = plan.wanted
+    found: Mapping[str, Mapping[CitationRef, EvidenceRecord]] = (
+        await evidence.fetch_batch(wanted) if wanted else {}
+    )
     states: dict[str, TurnState] = {}
     admitted = plan.records[0].admitted
     if request.after_regeneration and admitted is not None:

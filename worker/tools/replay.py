@@ -27,10 +27,9 @@ import orjson
 from aiokafka.errors import KafkaError
 
 from worker import __version__
-from worker.core import Incoming
+from worker.core import Incoming, replay_count
 from worker.faults import BrokerUnavailable, GaveUpFault
 from worker.kafka.bounded_read import acked_producer, batch_consumer, partitions_of, read_to_end
-from worker.kafka.dlq import replay_count
 from worker.kafka.records import from_consumer_record
 from worker.settings import Settings
 from worker.tools.progress import Meter, Progress

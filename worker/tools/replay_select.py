@@ -31,8 +31,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import NamedTuple
 
-from worker.core import ERROR_CLASS, REPLAY_COUNT, Headers, Incoming, loads_json
-from worker.kafka.dlq import replay_count
+from worker.core import ERROR_CLASS, REPLAY_COUNT, Headers, Incoming, loads_json, replay_count
 
 #: Classes a replay can fix, by default replayed: why each can succeed the next time.
 FIXED_BY_REPLAY: dict[str, str] = {

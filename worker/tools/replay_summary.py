@@ -10,8 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from worker.core import Incoming
-from worker.kafka.dlq import replay_count
+from worker.core import Incoming, replay_count
 from worker.tools.replay_select import (
     NOT_FIXED_BY_REPLAY,
     ReplayAction,

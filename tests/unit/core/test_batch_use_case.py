@@ -18,7 +18,10 @@ from worker.core.batch import (
     BatchRules,
     TurnWrite,
     decide_batch,
+    failed_batch,
+    internal_error,
     plan_batch,
+    store_gave_up,
 )
 from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
 from worker.core.claims.policy import PolicyBook
@@ -131,7 +134,13 @@ def test_a_tenant_whose_evidence_could_not_be_had_is_dead_lettered_unless_it_cit
     decided = decide(plan(rec("t-1", GOOD), rec("t-2", "Nothing cited here.")), unavailable=down)
     first, second = decided.routes
     assert first.dead_letter == down["acme"]
-    assert first.records == ()
+    (letter,) = first.records  # the dead letter: the draft's bytes on the DLQ, nothing else
+    assert (letter.topic, letter.key, letter.value) == (
+        DEFAULT_TOPICS[TopicRole.DLQ],
+        b"t-1",
+        first.incoming.value,
+    )
+    assert dict(letter.headers)["dlq.error.class"] == b"infra_unavailable"
     assert first.outcome is None
     assert second.dead_letter is None
     assert second.outcome is not None
@@ -207,6 +216,38 @@ def test_a_turn_whose_state_could_not_be_read_has_its_records_dead_lettered() ->
     decided = decide(plan(rec("t-1", GOOD), rec("t-2", GOOD)), unreadable={"t-1": KeyError("t-1")})
     assert decided.routes[0].dead_letter == (ErrorClass.INTERNAL_ERROR, "internal error: KeyError")
     assert decided.routes[1].outcome is Outcome.GROUNDED
+
+
+def test_every_record_is_in_the_outcome_dead_letters_in_their_place() -> None:
+    """The shell publishes ``records`` as they are: the core composed the dead letters too."""
+    rules = RULES._replace(worker_version="9.9.9")
+    broken = rec("t-2", GOOD)._replace(value=b"not json")
+    decided = decide_batch(plan(rec("t-1", GOOD), broken), EVIDENCE, {}, NOW, rules)
+    first, second = decided.routes
+    assert decided.records == [*first.records, *second.records]
+    (letter,) = second.records
+    headers = dict(letter.headers)
+    assert letter.topic == DEFAULT_TOPICS[TopicRole.DLQ]
+    assert headers["dlq.worker.version"] == b"9.9.9"
+    assert headers["dlq.failed_at"] == str(int(NOW.timestamp() * 1000)).encode()
+
+
+def test_a_batch_that_failed_as_a_whole_is_dead_lettered_record_by_record() -> None:
+    batch = [rec("t-1", GOOD), rec("t-2", DANGLING)]
+    routes = failed_batch(batch, "RuntimeError", NOW, RULES)
+    assert [r.dead_letter for r in routes] == [internal_error("RuntimeError")] * 2
+    assert [r.records[0].value for r in routes] == [r.value for r in batch]
+    assert internal_error("RuntimeError").message == "internal error: RuntimeError"
+
+
+def test_a_store_that_gave_up_is_infra_unavailable_and_a_tenant_asked_again_keeps_it() -> None:
+    first = store_gave_up(3)
+    assert first == (ErrorClass.INFRA_UNAVAILABLE, "evidence store unavailable after 3 attempts")
+    assert store_gave_up(1, batch=first) == first
+    assert store_gave_up(2, batch=internal_error("KeyError")) == (
+        ErrorClass.INFRA_UNAVAILABLE,
+        "evidence store unavailable after 2 attempts",
+    )
 
 
 @pytest.mark.parametrize("role", [TopicRole.VALIDATED, TopicRole.LEDGER])

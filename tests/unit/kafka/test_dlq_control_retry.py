@@ -8,7 +8,8 @@ from typing import Any
 import orjson
 import pytest
 
-from worker.core import DLQ_HEADERS, ErrorClass
+from worker.core.contract import DLQ_HEADERS, ErrorClass
+from worker.core.envelope.dead_letter import dead_letter, replay_count
 from worker.core.messages.records import Incoming, trace_headers
 from worker.core.turns.control import (
     CONTROL_HEADER,
@@ -19,7 +20,6 @@ from worker.core.turns.control import (
     parse_control,
 )
 from worker.faults import PoisonFault, StoreUnavailable
-from worker.kafka.dlq import dead_letter, replay_count
 from worker.runtime.retry import RetryBudgetExhaustedError, backoff_delays, with_retries
 
 

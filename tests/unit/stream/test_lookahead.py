@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Mapping
 
 from test_pipeline import GOOD, RECORDS, DownStore, processor, rec
 
-from worker.core import CitationRef, EvidenceRecord
-from worker.core.evidence_store import FetchEachTenant, InMemoryEvidenceStore
+from worker.core.citations.evidence import CitationRef, EvidenceRecord
+from worker.core.evidence_store import Found, InMemoryEvidenceStore, Wanted
 from worker.stream.lookahead import merged
 
 
@@ -65,7 +64,7 @@ async def test_a_look_ahead_that_met_an_outage_is_dropped_and_the_batch_reads_ag
     assert [v["turn_id"] for v in sent.on("validated")] == ["t-1"]
 
 
-class Gate(FetchEachTenant):
+class Gate:
     """A store whose reads wait until the gate opens; counts the reads that finished."""
 
     def __init__(self) -> None:
@@ -74,13 +73,12 @@ class Gate(FetchEachTenant):
         self.started = 0
         self.finished = 0
 
-    async def fetch(
-        self, tenant_id: str, refs: Collection[CitationRef]
-    ) -> Mapping[CitationRef, EvidenceRecord]:
-        self.started += 1
-        await self.open.wait()
-        self.finished += 1
-        return await self.inner.fetch(tenant_id, refs)
+    async def fetch_batch(self, wanted: Wanted) -> Found:
+        for _ in wanted:  # each tenant's look-up waits for the gate
+            self.started += 1
+            await self.open.wait()
+            self.finished += 1
+        return await self.inner.fetch_batch(wanted)
 
 
 async def test_close_drops_a_look_ahead_in_flight() -> None:

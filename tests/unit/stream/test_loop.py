@@ -18,14 +18,9 @@ from typing import Any
 import pytest
 from test_pipeline import GOOD, RECORDS, Sent, processor, rec
 
-from worker.core import (
-    ControlKind,
-    Headers,
-    Incoming,
-    InMemoryEvidenceStore,
-    OutRecord,
-    control_record,
-)
+from worker.core.evidence_store import InMemoryEvidenceStore
+from worker.core.messages.records import Incoming, OutRecord
+from worker.core.turns.control import ControlKind, control_record
 from worker.faults import PoisonFault
 from worker.runtime.metrics import Metrics
 from worker.stream.collector import BatchCollector
@@ -240,18 +235,11 @@ class Refusing(Sent):
         super().__init__()
         self.refuse = {"answers.validated": outputs, "agent.drafts.dlq": letters}
 
-    async def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes,
-        headers: Headers,
-        partition: int | None = None,
-    ) -> Awaitable[object]:
-        if self.refuse.get(topic, 0) > 0:
-            self.refuse[topic] -= 1
+    async def send(self, record: OutRecord) -> Awaitable[object]:
+        if self.refuse.get(record.topic, 0) > 0:
+            self.refuse[record.topic] -= 1
             raise PoisonFault("broker refused the record: RecordTooLargeError")
-        return await super().send(topic, key, value, headers, partition)
+        return await super().send(record)
 
 
 @pytest.mark.parametrize("dlq_refusals", [0, 2])
@@ -364,19 +352,12 @@ async def test_the_tick_appends_due_controls_to_their_partition_and_survives_a_r
             self.refused = False
             self.partitions: list[int | None] = []
 
-        async def send(
-            self,
-            topic: str,
-            key: bytes | None,
-            value: bytes,
-            headers: Headers,
-            partition: int | None = None,
-        ) -> Awaitable[object]:
+        async def send(self, record: OutRecord) -> Awaitable[object]:
             if not self.refused:
                 self.refused = True
                 raise PoisonFault("broker refused the record")
-            self.partitions.append(partition)
-            return await super().send(topic, key, value, headers, partition)
+            self.partitions.append(record.partition)
+            return await super().send(record)
 
     sent = RefuseFirst()
     await tick(LoopState(started=0.0), Scanner(due), (0, 1), Clock(1000.0), sent)

@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import pytest
 
+from worker.core.messages.records import OutRecord
 from worker.core.turns.machine import TurnPhase, TurnState
 from worker.faults import BrokerUnavailable, PoisonFault
-from worker.stream.memory import MemoryBulkPublisher, MemoryPublisher, MemoryTurns, SentRecord
+from worker.stream.memory import MemoryBulkPublisher, MemoryPublisher, MemoryTurns
 from worker.stream.seams import BulkPublisher, StoredTurn
 
 
 async def test_the_publisher_keeps_records_in_order_and_acknowledges_them() -> None:
     pub = MemoryPublisher()
-    ack = await pub.send("t.a", b"k1", b"v1", (("h", b"x"),), 2)
-    await pub.send("t.b", None, b"v2", ())
+    ack = await pub.send(OutRecord("t.a", b"k1", b"v1", (("h", b"x"),), 2))
+    await pub.send(OutRecord("t.b", None, b"v2", ()))
     assert await ack is None
     assert pub.records == [
-        SentRecord("t.a", b"k1", b"v1", (("h", b"x"),), 2),
-        SentRecord("t.b", None, b"v2", (), None),
+        OutRecord("t.a", b"k1", b"v1", (("h", b"x"),), 2),
+        OutRecord("t.b", None, b"v2", (), None),
     ]
     assert pub.values("t.b") == [b"v2"]
     assert not isinstance(pub, BulkPublisher)
@@ -28,12 +29,12 @@ async def test_the_bulk_publisher_fails_chosen_values_and_keeps_the_rest() -> No
     pub = MemoryBulkPublisher(unavailable={b"b": 1}, poison=b"c")
     assert isinstance(pub, BulkPublisher)
     futures = await pub.send_many(
-        [("t", b"k", b"a", (), None), ("t", b"k", b"b", (), None), ("t", b"k", b"c", (), 1)]
+        [OutRecord("t", b"k", b"a"), OutRecord("t", b"k", b"b"), OutRecord("t", b"k", b"c", (), 1)]
     )
     assert futures[0].result() is None
     assert isinstance(futures[1].exception(), BrokerUnavailable)
     assert isinstance(futures[2].exception(), PoisonFault)
-    again = await pub.send_many([("t", b"k", b"b", (), None)])
+    again = await pub.send_many([OutRecord("t", b"k", b"b")])
     assert again[0].result() is None
     assert [r.value for r in pub.records] == [b"a", b"b"]
     assert [[r.value for r in h] for h in pub.hand_overs] == [[b"a", b"b", b"c"], [b"b"]]

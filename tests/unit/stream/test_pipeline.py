@@ -8,25 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Collection, Mapping
+from collections.abc import Awaitable
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 import pytest
 
-from worker.core import (
-    CitationRef,
-    ControlKind,
-    EvidenceKind,
-    EvidenceRecord,
-    Headers,
-    Incoming,
-    OutRecord,
-    PolicyBook,
-    control_record,
-)
-from worker.core.evidence_store import FetchEachTenant, InMemoryEvidenceStore
+from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord
+from worker.core.claims.policy import PolicyBook
+from worker.core.evidence_store import Found, InMemoryEvidenceStore, Wanted
+from worker.core.messages.records import Headers, Incoming, OutRecord
+from worker.core.turns.control import ControlKind, control_record
 from worker.faults import MalformedEvidence, StoreUnavailable
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
@@ -72,8 +65,9 @@ class Sent(MemoryPublisher):
         ]
 
 
-class DownStore(FetchEachTenant):
-    """An evidence store that raises ``fault`` for its first ``failures`` fetches."""
+class DownStore:
+    """An evidence store that raises ``fault`` for its first ``failures`` tenants asked (each
+    tenant of a batch in turn), and whatever :meth:`refuse` raises for a tenant."""
 
     def __init__(self, failures: float, fault: Exception | None = None) -> None:
         self.inner = InMemoryEvidenceStore(RECORDS)
@@ -81,13 +75,16 @@ class DownStore(FetchEachTenant):
         self.fault = fault or StoreUnavailable("down")
         self.calls = 0
 
-    async def fetch(
-        self, tenant_id: str, refs: Collection[CitationRef]
-    ) -> Mapping[CitationRef, EvidenceRecord]:
-        self.calls += 1
-        if self.calls <= self.failures:
-            raise self.fault
-        return await self.inner.fetch(tenant_id, refs)
+    async def fetch_batch(self, wanted: Wanted) -> Found:
+        for tenant_id in wanted:
+            self.calls += 1
+            if self.calls <= self.failures:
+                raise self.fault
+            self.refuse(tenant_id)
+        return await self.inner.fetch_batch(wanted)
+
+    def refuse(self, tenant_id: str) -> None:
+        """Raise for a tenant this store cannot serve (none here)."""
 
 
 def settings(**overrides: Any) -> Settings:
@@ -191,18 +188,11 @@ class SlowFirstEnqueue(Sent):
         super().__init__()
         self.calls = 0
 
-    async def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes,
-        headers: Headers,
-        partition: int | None = None,
-    ) -> Awaitable[object]:
+    async def send(self, record: OutRecord) -> Awaitable[object]:
         self.calls += 1
         if self.calls == 1:
             await asyncio.sleep(0.01)
-        return await super().send(topic, key, value, headers, partition)
+        return await super().send(record)
 
 
 async def test_outputs_are_handed_to_the_producer_in_decision_order() -> None:
@@ -274,12 +264,9 @@ async def test_with_a_budget_an_outage_dead_letters_and_never_decides() -> None:
 
 async def test_with_a_budget_drafts_of_a_healthy_tenant_are_still_decided() -> None:
     class GlobexDown(DownStore):
-        async def fetch(
-            self, tenant_id: str, refs: Collection[CitationRef]
-        ) -> Mapping[CitationRef, EvidenceRecord]:
+        def refuse(self, tenant_id: str) -> None:
             if tenant_id == "globex":
                 raise StoreUnavailable("down")
-            return await self.inner.fetch(tenant_id, refs)
 
     proc, _, sent = processor(GlobexDown(0), retry_budget=1)
     await proc.process([rec("t-1", GOOD), rec("g-1", "Uptime [OBS-2].", tenant="globex")])
@@ -311,12 +298,9 @@ async def test_a_poison_record_dead_letters_only_itself() -> None:
 
 async def test_a_poison_store_answer_dead_letters_only_that_tenants_drafts() -> None:
     class GlobexBroken(DownStore):
-        async def fetch(
-            self, tenant_id: str, refs: Collection[CitationRef]
-        ) -> Mapping[CitationRef, EvidenceRecord]:
+        def refuse(self, tenant_id: str) -> None:
             if tenant_id == "globex":
                 raise MalformedEvidence("a row of the wrong shape")
-            return await self.inner.fetch(tenant_id, refs)
 
     proc, _, sent = processor(GlobexBroken(0))
     await proc.process([rec("g-1", "Uptime [OBS-2].", tenant="globex"), rec("t-1", GOOD)])
@@ -456,13 +440,9 @@ async def test_a_poison_batch_answer_is_retried_per_tenant_and_spares_the_others
     """The batch call fails on globex's malformed row; acme and initech are still decided."""
 
     class GlobexBroken(DownStore):
-        async def fetch(
-            self, tenant_id: str, refs: Collection[CitationRef]
-        ) -> Mapping[CitationRef, EvidenceRecord]:
-            self.calls += 1
+        def refuse(self, tenant_id: str) -> None:
             if tenant_id == "globex":
                 raise MalformedEvidence("a row of the wrong shape")
-            return await self.inner.fetch(tenant_id, refs)
 
     store = GlobexBroken(0)
     proc, _, sent = processor(store)
@@ -505,11 +485,10 @@ class SlowStore(InMemoryEvidenceStore):
         super().__init__(RECORDS)
         self.delay = delay
 
-    async def fetch(
-        self, tenant_id: str, refs: Collection[CitationRef]
-    ) -> Mapping[CitationRef, EvidenceRecord]:
-        await asyncio.sleep(self.delay)
-        return await super().fetch(tenant_id, refs)
+    async def fetch_batch(self, wanted: Wanted) -> Found:
+        for _ in wanted:  # each tenant's look-up takes ``delay``
+            await asyncio.sleep(self.delay)
+        return await super().fetch_batch(wanted)
 
 
 class SlowAcks(Sent):
@@ -519,15 +498,8 @@ class SlowAcks(Sent):
         super().__init__()
         self.delay = delay
 
-    async def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes,
-        headers: Headers,
-        partition: int | None = None,
-    ) -> Awaitable[object]:
-        await super().send(topic, key, value, headers, partition)
+    async def send(self, record: OutRecord) -> Awaitable[object]:
+        await super().send(record)
         return asyncio.ensure_future(asyncio.sleep(self.delay))
 
 

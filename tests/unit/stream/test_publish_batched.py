@@ -9,7 +9,7 @@ from test_pipeline import DANGLING, GOOD, RECORDS, processor, rec
 
 from worker.core import InMemoryEvidenceStore, OutRecord
 from worker.faults import PoisonFault
-from worker.stream.memory import MemoryBulkPublisher, SentRecord
+from worker.stream.memory import MemoryBulkPublisher
 from worker.stream.seams import BulkPublisher
 
 
@@ -17,7 +17,7 @@ def out(*values: bytes) -> list[OutRecord]:
     return [OutRecord("gw.out", b"k", v, (), None) for v in values]
 
 
-def values(hand_overs: list[list[SentRecord]]) -> list[list[bytes]]:
+def values(hand_overs: list[list[OutRecord]]) -> list[list[bytes]]:
     return [[r.value for r in records] for records in hand_overs]
 
 

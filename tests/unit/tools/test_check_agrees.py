@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from worker.cli import app
-from worker.core import Incoming, PolicyBook
+from worker.core.claims.policy import PolicyBook
+from worker.core.messages.records import Incoming, OutRecord
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.pipeline import BatchProcessor
@@ -179,15 +180,8 @@ class _Sent:
     def __init__(self) -> None:
         self.records: list[tuple[str, bytes, dict[str, bytes]]] = []
 
-    async def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes,
-        headers: Any,
-        partition: int | None = None,
-    ) -> Any:
-        self.records.append((TOPICS[topic], value, dict(headers)))
+    async def send(self, record: OutRecord) -> Any:
+        self.records.append((TOPICS[record.topic], record.value, dict(record.headers)))
 
         async def acked() -> object:
             return None

@@ -15,7 +15,9 @@ from typing import Any
 import orjson
 import pytest
 
-from worker.core import Headers, Incoming, PolicyBook, TopicRole
+from worker.core.claims.policy import PolicyBook
+from worker.core.contract import TopicRole
+from worker.core.messages.records import Headers, Incoming, OutRecord
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.pipeline import BatchProcessor
@@ -55,10 +57,8 @@ class Sent:
     def __init__(self) -> None:
         self.records: list[tuple[str, bytes, Headers]] = []
 
-    async def send(
-        self, topic: str, key: bytes | None, value: bytes, headers: Headers, partition: Any = None
-    ) -> Any:
-        self.records.append((topic, value, headers))
+    async def send(self, record: OutRecord) -> Any:
+        self.records.append((record.topic, record.value, record.headers))
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         done.set_result(None)
         return done

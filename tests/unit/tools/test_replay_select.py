@@ -8,9 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from worker.core import Incoming
+from worker.core import Incoming, replay_count
 from worker.core import contract as h
-from worker.kafka.dlq import replay_count
 from worker.tools.progress import Progress
 from worker.tools.replay import chunk_size
 from worker.tools.replay_log import log_key, log_value, parse_log_key, replayed_set

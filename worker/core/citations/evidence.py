@@ -44,6 +44,12 @@ class CitationRef(NamedTuple):
         return 0 <= self.id <= MAX_SOURCE_ID
 
 
+#: The ACL of a document stored with no ``acl`` field at all: it admits nobody, so a forgotten
+#: field fails closed (contract §8; ``acl: null`` is ``None``, the whole tenant). The store
+#: adapters apply it when they translate a document (``worker.stores.rows``).
+MISSING_ACL: tuple[str, ...] = ()
+
+
 class EvidenceRecord(BaseModel):
     """What the store returned for one id of the asked tenant.
 
@@ -56,7 +62,7 @@ class EvidenceRecord(BaseModel):
     ref: CitationRef
     #: ``None``: every principal of the tenant may see it. A tuple admits exactly its entries
     #: (``"user:<id>"``, ``"group:<g>"``); an empty tuple admits nobody. A document stored with no
-    #: ``acl`` field at all is returned as ``()`` by its adapter, so it fails closed.
+    #: ``acl`` field at all is returned as :data:`MISSING_ACL` by its adapter, so it fails closed.
     acl: tuple[str, ...] | None
     revoked_at: datetime | None = None
     #: ``summary`` for OBS/EVT, ``text`` for DOC: what a quote is checked against.

@@ -3,4 +3,5 @@
 - ``draft``: the envelope read strictly, and the dead-letter classes of a record that is none.
 - ``canonical``: rule 1, a model's raw text turned into the JSON object it meant, or not.
 - ``json_text``: untrusted JSON read the way the core needs it.
+- ``dead_letter``: a record that is dead-lettered, as its dead letter (contract §7).
 """

@@ -1,5 +1,6 @@
 """Dead-letter records (contract §7): original key and value bytes, plus ``dlq.*`` headers.
 
+The core composes every dead letter of a batch (``worker.core.batch.decide_batch``); this is how.
 A draft that was already replayed arrives carrying the ``dlq.original.*`` headers of its first
 failure and a ``dlq.replay.count``; if it fails again, those are carried over unchanged so on-call
 always sees where the draft first came from and how often it has been replayed.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import orjson
 
-from worker.core import (
+from worker.core.contract import (
     DEFAULT_TOPICS,
     DLQ_HEADERS,
     ERROR_CLASS,
@@ -28,11 +29,10 @@ from worker.core import (
     REPLAY_COUNT,
     WORKER_VERSION,
     ErrorClass,
-    Incoming,
-    OutRecord,
     TopicRole,
-    loads_json,
 )
+from worker.core.envelope.json_text import loads_json
+from worker.core.messages.records import Incoming, OutRecord
 
 #: Dead-letter messages are for operators, but are still cut to keep headers small.
 MAX_MESSAGE_CHARS = 1000
