@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
-from worker.core.evidence_store import EvidenceStore
-
 from worker.core.citations.evidence import CitationRef, EvidenceRecord
+from worker.core.evidence_store import EvidenceStore
 
 
 async def fetch_one(

@@ -6,14 +6,13 @@ from __future__ import annotations
 import inspect
 
 from worker.core.evidence_store import EvidenceStore, InMemoryEvidenceStore
-from worker.stream.seams import BulkPublisher, Publisher
-
 from worker.kafka.publisher import ProducerPublisher
 from worker.stores.evidence import CompositeEvidence
 from worker.stores.mongo import MongoEvidence
 from worker.stores.observed import ObservedStore
 from worker.stores.postgres import PostgresEvidence
 from worker.stream.memory import MemoryBulkPublisher, MemoryPublisher
+from worker.stream.seams import BulkPublisher, Publisher
 
 
 def _public(cls: type) -> set[str]:
