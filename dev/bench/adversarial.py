@@ -15,7 +15,8 @@ times the JSON decode of the same bytes (``orjson.loads``) it costs. Exits 1 whe
 takes over ``--limit`` seconds of CPU.
 
 The collector runs as in production by default (``--gc worker``): the worker collects and
-freezes its start-up heap once (``worker/stream/collector.py``) and turns automatic collection
+freezes its start-up heap once (``worker/stream/processing/collector.py``) and turns automatic
+collection
 off while a batch is decided (``GW_GC_PAUSED_IN_BATCH``, on by default); a look-ahead may admit
 the next batch's records while none is in flight, so ``admit`` runs with the collector on and
 ``judge`` with it off. ``--gc paused`` decides as ``check`` does (off for both), ``--gc on``
@@ -440,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [float(s) for s in args.sizes.split(",")]
     shapes = {name: shape_of(name) for name in args.shapes.split(",")}
     corpora = {source: corpus(source) for source in {shape.source for shape in shapes.values()}}
-    if args.gc != "on":  # the worker settles once it is up (worker/stream/collector.py)
+    if args.gc != "on":  # the worker settles once it is up (worker/stream/processing/collector.py)
         gc.collect()
         gc.freeze()
     print(f"{'shape':18} {'MiB':>6} {'outcome':>34} {'cpu s':>8} {'s/MiB':>8} {'x decode':>9}")

@@ -279,7 +279,7 @@ def bench(name: str, output: dict[str, Any], kind: DraftKind, rounds: int, secon
     outcome = one(drafts[0], records)
 
     def core() -> int:
-        if GC_PAUSED:  # as the worker runs a batch (worker/stream/collector.py)
+        if GC_PAUSED:  # as the worker runs a batch (worker/stream/processing/collector.py)
             gc.disable()
         try:
             for d in drafts:

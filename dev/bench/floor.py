@@ -14,7 +14,7 @@ decision, no turn table, no log line per draft.
 
 ``faust``: the worker's Faust app (``worker.stream.app.new_app``: broker, producer compression,
 linger and batch size, acks=all, at-least-once, fetch wait, web server), its event loop and
-thread switch interval, its overlapped take (``worker.stream.take``: batch size, quiet and
+thread switch interval, its overlapped take (``worker.stream.intake.take``: batch size, quiet and
 wait) and its bulk hand-over (``ProducerPublisher.send_many``, or one ``send`` per record when
 ``GW_PRODUCE_BATCHED=false``); each batch's sends acknowledged before the next batch, as the
 worker does. ``raw``: the same records with plain aiokafka (one ``send`` per record, the same
@@ -82,7 +82,7 @@ def run_faust(templates_path: Path) -> None:
     from worker.runtime.event_loop import use_event_loop, use_thread_switch_interval  # noqa: PLC0415
     from worker.settings import Settings  # noqa: PLC0415
     from worker.stream.app import app_publisher, new_app, wire_intake  # noqa: PLC0415
-    from worker.stream.take import OverlappedTake  # noqa: PLC0415
+    from worker.stream.intake.take import OverlappedTake  # noqa: PLC0415
 
     settings = Settings()
     use_event_loop(settings.event_loop)

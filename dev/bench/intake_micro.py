@@ -28,13 +28,13 @@ from faust.types import TP, ConsumerMessage
 
 from worker.settings import Settings
 from worker.stream.app import message_to_incoming, new_app, to_incoming
-from worker.stream.intake import (
+from worker.stream.intake.delivery import (
     DraftsChannel,
     consumer_acknowledge,
     feed_from_stream,
     stream_acknowledge,
 )
-from worker.stream.take import OverlappedTake
+from worker.stream.intake.take import OverlappedTake
 
 TOPIC = "bench.drafts"
 PARTITIONS = 4

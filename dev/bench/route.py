@@ -66,8 +66,8 @@ from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.app import PRODUCER_BATCH_BYTES as BATCH_BYTES
 from worker.stream.faust_internals import RocksPartitions
-from worker.stream.pipeline import BatchProcessor
-from worker.stream.turn_table import FaustTurnStore
+from worker.stream.processing.pipeline import BatchProcessor
+from worker.stream.turns.table import FaustTurnStore
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 PARTITIONS = 4

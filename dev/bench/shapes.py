@@ -26,8 +26,8 @@ from worker.core import Incoming, InMemoryEvidenceStore, OutRecord, PolicyBook
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.memory import MemoryBulkPublisher
-from worker.stream.pipeline import BatchProcessor
-from worker.stream.turn_table import FaustTurnStore
+from worker.stream.processing.pipeline import BatchProcessor
+from worker.stream.turns.table import FaustTurnStore
 
 PARTITIONS = 4
 CHANGELOG = "bench-shapes-turns-changelog"

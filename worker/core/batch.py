@@ -14,7 +14,8 @@ A batch of ``agent.drafts`` records is decided in two pure steps around its IO:
    (in order).
 
 Between and after them the shell only does IO: fetch, store the turn writes, publish
-(``worker.stream.pipeline``); ``check`` (``worker.tools.check``) calls the same two on a batch of
+(``worker.stream.processing.pipeline``); ``check`` (``worker.tools.check``) calls the same two on a
+batch of
 one. Every rule of the batch is here:
 
 - A draft of a tenant whose evidence could not be had is dead-lettered with the class the shell

@@ -116,7 +116,7 @@ class Settings(BaseSettings):
         description="how drafts reach the batch: `stream`, a Faust agent's stream (an event, a "
         "stream pass and an acknowledgement per draft); `channel`, the topic's conductor delivery "
         "straight into the batch buffer, acknowledged through the consumer "
-        "(worker/stream/intake.py)",
+        "(worker/stream/intake/delivery.py)",
     )
     batch_size: int = Field(default=200, ge=1, description="drafts per batch")
     batch_wait_s: float = Field(
@@ -134,12 +134,12 @@ class Settings(BaseSettings):
     batch_look_ahead: bool = Field(
         default=True,
         description="once the next batch is complete in the take's buffer while one is decided, "
-        "admit its records and fetch their evidence meanwhile (worker/stream/lookahead.py)",
+        "admit its records and fetch their evidence meanwhile (worker/stream/intake/lookahead.py)",
     )
     gc_paused_in_batch: bool = Field(
         default=True,
         description="no automatic garbage collection while a batch is processed, and the "
-        "start-up heap frozen (worker/stream/collector.py)",
+        "start-up heap frozen (worker/stream/processing/collector.py)",
     )
     producer_compression: Literal["none", "gzip", "snappy", "lz4", "zstd"] = Field(
         default="zstd",

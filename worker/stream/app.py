@@ -1,10 +1,12 @@
 """The Faust application: one agent on ``agent.drafts``, a deadline timer, health and metrics.
 
 Only the wiring lives here: what the agent and the timer do with a batch or a tick is
-``worker.stream.loop`` (no Faust in it). Faust specifics that shape the wiring (see STYLE.md):
+``worker.stream.processing.loop`` (no Faust in it). Faust specifics that shape the wiring (see
+STYLE.md):
 
-- Batches come from :class:`worker.stream.take.OverlappedTake`, fed by the agent's stream or by a
-  conductor channel (``GW_DRAFTS_INTAKE``, ``worker.stream.intake``): it keeps collecting
+- Batches come from :class:`worker.stream.intake.take.OverlappedTake`, fed by the agent's stream or
+by a
+  conductor channel (``GW_DRAFTS_INTAKE``, ``worker.stream.intake.delivery``): it keeps collecting
   the next batch while this one is processed, closes a batch when full or when the intake pauses,
   and acknowledges a batch's records only after the body returns. The body still never raises:
   faults are retried inside, poison is dead-lettered inside, and a failure of the batch as a whole
@@ -41,23 +43,23 @@ from worker.runtime.readiness import StoreHealth
 from worker.runtime.retry import backoff_delays, half_jitter
 from worker.runtime.spans import spans_for
 from worker.settings import Settings
-from worker.stream.collector import BatchCollector
-from worker.stream.deadlines import DeadlineScanner
 from worker.stream.faust_access import faust_credentials
 from worker.stream.faust_internals import InternalsApp, aiokafka_producer
-from worker.stream.intake import (
+from worker.stream.intake.delivery import (
     ConsumerLifetime,
     DraftsChannel,
     consumer_acknowledge,
     feed_from_stream,
     stream_acknowledge,
 )
-from worker.stream.loop import DraftLoop, LoopState, send_due_controls
-from worker.stream.pipeline import BatchProcessor
-from worker.stream.recovery_watchdog import watch_recovery
-from worker.stream.stall_watchdog import OffsetProbe, watch_partitions
-from worker.stream.take import Acknowledge, OverlappedTake
-from worker.stream.turn_table import FaustTurnStore
+from worker.stream.intake.take import Acknowledge, OverlappedTake
+from worker.stream.processing.collector import BatchCollector
+from worker.stream.processing.loop import DraftLoop, LoopState, send_due_controls
+from worker.stream.processing.pipeline import BatchProcessor
+from worker.stream.turns.deadlines import DeadlineScanner
+from worker.stream.turns.table import FaustTurnStore
+from worker.stream.watchdogs.recovery import watch_recovery
+from worker.stream.watchdogs.stall import OffsetProbe, watch_partitions
 from worker.stream.web import OwnViewsWeb, wire_pages
 
 log = structlog.get_logger("worker.app")
@@ -93,7 +95,7 @@ class WorkerApp(InternalsApp):
     whose fetches wait at most ``fetch_max_wait_ms`` (``worker.stream.faust_internals``)."""
 
     web_class = OwnViewsWeb
-    #: Conductor channels to subscribe with the app's consumer (``worker.stream.intake``).
+    #: Conductor channels to subscribe with the app's consumer (``worker.stream.intake.delivery``).
     intake_channels: tuple[Any, ...] = ()
 
     async def on_start(self) -> None:
@@ -178,7 +180,8 @@ def rocksdb_options(settings: Settings) -> dict[str, int]:
 
 
 class FaustPartitions:
-    """:class:`worker.stream.loop.Partitions` over the Faust app: the one place that says which
+    """:class:`worker.stream.processing.loop.Partitions` over the Faust app: the one place that says
+    which
     partitions of ``agent.drafts`` this process owns (for the pages, the loop and the timer)."""
 
     def __init__(self, app: faust.App, drafts_topic: str) -> None:
@@ -309,7 +312,7 @@ def wire_intake(
     """The intake of ``agent.drafts`` (``GW_DRAFTS_INTAKE``): a take whose batches ``run`` handles.
 
     ``stream``: a Faust agent whose stream feeds the take; ``channel``: a conductor channel feeds
-    it and an app task runs the batches (``worker.stream.intake``). The benchmark's floor
+    it and an app task runs the batches (``worker.stream.intake.delivery``). The benchmark's floor
     (``dev/bench/floor.py``) is wired by this too, so it reads drafts exactly as the worker does.
     """
 

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Collection, Mapping, Sequence
 from worker.core import OutRecord, TurnState
 from worker.faults import BrokerUnavailable, PoisonFault
 from worker.stream.seams import StoredTurn
-from worker.stream.turn_table import decode_turn, encode_turn
+from worker.stream.turns.table import decode_turn, encode_turn
 
 
 def acknowledged() -> asyncio.Future[object]:

@@ -15,7 +15,7 @@ from worker.runtime.metrics import Metrics
 from worker.runtime.metrics_server import METRICS_CONTENT_TYPE
 from worker.runtime.readiness import StoreHealth, readiness
 from worker.settings import Settings
-from worker.stream.loop import LoopState, Partitions
+from worker.stream.processing.loop import LoopState, Partitions
 
 
 class OwnViewsWeb(AiohttpWeb):

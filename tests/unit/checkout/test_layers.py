@@ -107,7 +107,7 @@ BEHIND_THE_DOOR = {
 
 
 def test_the_shells_decide_a_batch_only_through_the_core_batch_door() -> None:
-    for shell in ("stream/pipeline.py", "tools/check.py"):
+    for shell in ("stream/processing/pipeline.py", "tools/check.py"):
         imported = _imports(WORKER / shell)
         assert "worker.core.decide_batch" in imported, shell
         assert sorted(imported & BEHIND_THE_DOOR) == [], shell

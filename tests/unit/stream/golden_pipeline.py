@@ -37,7 +37,7 @@ from worker.core import (
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.memory import MemoryPublisher, MemoryTurns
-from worker.stream.pipeline import BatchProcessor
+from worker.stream.processing.pipeline import BatchProcessor
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]

@@ -56,7 +56,8 @@ def test_aiokafka_still_hands_the_wait_to_its_fetcher() -> None:
 
 
 def test_fausts_stalled_stream_check_reads_the_inbound_time_the_channel_intake_sets() -> None:
-    """``worker.stream.intake.DraftsChannel`` sets ``monitor.stream_inbound_time`` as a stream's
+    """``worker.stream.intake.delivery.DraftsChannel`` sets ``monitor.stream_inbound_time`` as a
+    stream's
     sensor would; the consumer's check for stalled streams is what reads it."""
     import inspect  # noqa: PLC0415
 
@@ -142,7 +143,7 @@ NOT_FAUSTS = {
     ),
     ("runtime/metrics_server.py", "site._server"): "aiohttp: the bound socket of a port-0 site",
     ("stores/ledger.py", "asyncpg.exceptions._base"): "asyncpg: its DataError base class",
-    ("stream/recovery_watchdog.py", "os._exit"): "the standard library's immediate exit",
+    ("stream/watchdogs/recovery.py", "os._exit"): "the standard library's immediate exit",
     ("runtime/shutdown.py", "os._exit"): "the standard library's immediate exit",
 }
 #: The NamedTuple API: public, underscored so it cannot clash with field names.

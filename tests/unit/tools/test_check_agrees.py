@@ -1,6 +1,7 @@
 """``check`` and the worker never disagree, on any draft: generated ones included.
 
-The same generated draft bytes go to the worker's batch processor (``worker.stream.pipeline``,
+The same generated draft bytes go to the worker's batch processor
+(``worker.stream.processing.pipeline``,
 with the evidence in memory, turns in a dict and outputs in a list: the whole of what the worker
 does with a draft but Kafka) and to ``check``, as a function and through the command line
 (``check --json --show-messages``). Both must reach the same outcome with the same failure codes
@@ -28,7 +29,7 @@ from worker.core.claims.policy import PolicyBook
 from worker.core.messages.records import Incoming, OutRecord
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
-from worker.stream.pipeline import BatchProcessor
+from worker.stream.processing.pipeline import BatchProcessor
 from worker.tools.check import CheckRequest, check
 from worker.tools.evidence_fixture import load_fixture
 

@@ -20,7 +20,7 @@ from worker.core.contract import TopicRole
 from worker.core.messages.records import Headers, Incoming, OutRecord
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
-from worker.stream.pipeline import BatchProcessor
+from worker.stream.processing.pipeline import BatchProcessor
 from worker.stream.seams import StoredTurn
 from worker.tools.check import CheckRequest, check, to_record
 from worker.tools.evidence_fixture import load_fixture

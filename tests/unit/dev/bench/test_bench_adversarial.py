@@ -71,7 +71,7 @@ def test_the_table_has_a_row_per_shape_and_size_then_the_max() -> None:
 
 def test_the_collector_runs_as_the_worker_runs_it() -> None:
     """The worker freezes its start-up heap and pauses the collector around a batch
-    (``worker/stream/collector.py``, on by default); the bench's default mode says so."""
+    (``worker/stream/processing/collector.py``, on by default); the bench's default mode says so."""
     assert Settings.model_fields["gc_paused_in_batch"].default is True
     assert GC_MODES["worker"].startswith("as the worker runs (GW_GC_PAUSED_IN_BATCH=true)")
 

@@ -1,4 +1,4 @@
-"""The agent body (``worker.stream.loop``) with in-memory seams: the pipeline of
+"""The agent body (``worker.stream.processing.loop``) with in-memory seams: the pipeline of
 ``test_pipeline`` (evidence, turns and outputs in dicts and lists), and small fakes of the
 consumer's assignment, the batch intake and the offset probe.
 
@@ -23,15 +23,15 @@ from worker.core.messages.records import Incoming, OutRecord
 from worker.core.turns.control import ControlKind, control_record
 from worker.faults import PoisonFault
 from worker.runtime.metrics import Metrics
-from worker.stream.collector import BatchCollector
-from worker.stream.loop import (
+from worker.stream.processing.collector import BatchCollector
+from worker.stream.processing.loop import (
     EXPIRY_CHECK_EVERY_S,
     DraftLoop,
     LoopState,
     StartOffsets,
     send_due_controls,
 )
-from worker.stream.pipeline import BatchProcessor
+from worker.stream.processing.pipeline import BatchProcessor
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from worker.core import Incoming
-from worker.stream.offsets import OffsetGuard
+from worker.stream.intake.offsets import OffsetGuard
 
 
 def rec(partition: int, offset: int) -> Incoming:

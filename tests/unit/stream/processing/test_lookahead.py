@@ -8,7 +8,7 @@ from test_pipeline import GOOD, RECORDS, DownStore, processor, rec
 
 from worker.core.citations.evidence import CitationRef, EvidenceRecord
 from worker.core.evidence_store import Found, InMemoryEvidenceStore, Wanted
-from worker.stream.lookahead import merged
+from worker.stream.intake.lookahead import merged
 
 
 async def test_a_batch_read_ahead_is_decided_without_a_fetch_of_its_own() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from worker.stream.stall_watchdog import Lag, StallDetector
+from worker.stream.watchdogs.stall import Lag, StallDetector
 
 
 def test_a_partition_caught_up_is_never_reread() -> None:

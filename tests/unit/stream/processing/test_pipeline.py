@@ -24,7 +24,7 @@ from worker.faults import MalformedEvidence, StoreUnavailable
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.memory import MemoryPublisher, MemoryTurns
-from worker.stream.pipeline import BatchProcessor
+from worker.stream.processing.pipeline import BatchProcessor
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 TOPICS = {

@@ -25,8 +25,8 @@ from worker.core import Incoming, PolicyBook
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.app import WorkerApp, build_app
-from worker.stream.intake import DraftsChannel
-from worker.stream.take import OverlappedTake
+from worker.stream.intake.delivery import DraftsChannel
+from worker.stream.intake.take import OverlappedTake
 
 TOPIC = "agent.drafts"
 

@@ -14,7 +14,8 @@ IO rules it keeps (contract §7):
 - Evidence for the whole batch is fetched in one call across its tenants (the adapters turn that
   into one query per table or collection, every id matched with its tenant). An unavailable store
   is retried with capped exponential backoff and the batch waits: nothing is decided and nothing
-  is acknowledged meanwhile (``worker.stream.resolve``). A tenant whose evidence cannot be had is
+  is acknowledged meanwhile (``worker.stream.processing.resolve``). A tenant whose evidence cannot
+  be had is
   handed to the core, which dead-letters its drafts; no infrastructure fault ever yields a
   regenerate request or a could-not-ground event.
 - Outputs are sent and acknowledged by the broker before the batch returns (and so before Faust
@@ -60,8 +61,8 @@ from worker.runtime.metrics import Metrics
 from worker.runtime.retry import backoff_delays, half_jitter
 from worker.runtime.spans import Spans, traceparent_of
 from worker.settings import Settings
-from worker.stream.lookahead import Lookahead, merged, record_key
-from worker.stream.resolve import BatchResolver, Resolved
+from worker.stream.intake.lookahead import Lookahead, merged, record_key
+from worker.stream.processing.resolve import BatchResolver, Resolved
 from worker.stream.seams import BulkPublisher, Publisher, TurnStore
 
 log = structlog.get_logger("worker.pipeline")
@@ -387,7 +388,8 @@ class BatchProcessor:
         return report
 
     async def _resolve(self, items: Sequence[Planned], report: BatchReport) -> Resolved:
-        """The evidence of every admitted draft of ``items``, by tenant (``stream/resolve.py``)."""
+        """The evidence of every admitted draft of ``items``, by tenant
+        (``stream/processing/resolve.py``)."""
 
         def counted() -> None:
             report.store_fetches += 1

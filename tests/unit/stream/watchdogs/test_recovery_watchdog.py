@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from worker.settings import Settings
-from worker.stream.recovery_watchdog import (
+from worker.stream.watchdogs.recovery import (
     EXIT_RECOVERY_STALLED,
     RecoveryStallDetector,
     watch_recovery,

@@ -18,11 +18,13 @@ The offset guarantee is Faust's own: each record is acknowledged (``acknowledge`
 handles of the batch) only after the body returns from the batch that holds it, so the committed
 offset (Faust commits the highest *contiguous* acknowledged offset) never passes an undecided
 draft. A record the body did not get to see is never acknowledged; :meth:`OverlappedTake.discard`
-drops buffered records of a partition that is being read again (see ``worker.stream.offsets``),
+drops buffered records of a partition that is being read again (see
+``worker.stream.intake.offsets``),
 and :meth:`OverlappedTake.leave` keeps the batch in hand's records of partitions lost in a
 rebalance from being acknowledged (their new owner decides them).
 
-The feeds (``worker.stream.intake``) convert each record once, on arrival: the batches and the
+The feeds (``worker.stream.intake.delivery``) convert each record once, on arrival: the batches and
+the
 full buffer handed out are the converted records; each record's *handle* (a Faust event, or a
 Faust message) is kept only to be acknowledged.
 """
@@ -63,7 +65,8 @@ def close_at(first_at: float, last_at: float, quiet: float, max_wait: float) -> 
 
 
 class OverlappedTake(Generic[Record]):
-    """Batches of records put in by a feed (``worker.stream.intake``); see the module docstring."""
+    """Batches of records put in by a feed (``worker.stream.intake.delivery``); see the module
+    docstring."""
 
     def __init__(
         self,
@@ -76,7 +79,7 @@ class OverlappedTake(Generic[Record]):
         self._lifetime = lifetime
         self._acknowledge = acknowledge
         #: Called with the buffered records once the buffer is full: the next batch is complete
-        #: while the one in hand is still processed (``worker.stream.lookahead`` reads it).
+        #: while the one in hand is still processed (``worker.stream.intake.lookahead`` reads it).
         self.on_full: Callable[[list[Record]], None] | None = None
         self._max = max_size
         self._quiet = min(quiet, max_wait)

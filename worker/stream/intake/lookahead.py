@@ -2,7 +2,7 @@
 
 A batch waits twice on other processes: the store round trip of its evidence, and the broker's
 acknowledgement of its outputs. The records of the next batch are already in the take's buffer
-(``worker.stream.take``), so when a batch starts, :class:`Lookahead` admits those records and
+(``worker.stream.intake.take``), so when a batch starts, :class:`Lookahead` admits those records and
 fetches their evidence in a task of its own, which runs while the current batch waits. When the
 next batch comes, what was done ahead for its records is used and only the rest is done then.
 
@@ -26,7 +26,7 @@ from typing import Generic, NamedTuple, TypeVar
 import structlog
 
 from worker.core import CitationRef, EvidenceRecord, Incoming
-from worker.stream.resolve import Resolved
+from worker.stream.processing.resolve import Resolved
 
 log = structlog.get_logger("worker.pipeline")
 

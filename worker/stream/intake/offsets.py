@@ -2,7 +2,7 @@
 
 Faust can hand the agent record *n+1* of a partition without ever handing it record *n* (around a
 restart or rebalance it may drop a fetched record while moving its read offset on; see
-``worker.stream.stall_watchdog``). Deciding *n+1* first would break the contract: a deadline
+``worker.stream.watchdogs.stall``). Deciding *n+1* first would break the contract: a deadline
 control record could time a turn out before the draft appended ahead of it is decided.
 
 :class:`OffsetGuard` knows, per partition, the next offset the agent must see: the group's

@@ -6,7 +6,7 @@ pages); everything they decide is here, over small seams that unit tests fill wi
 - :class:`LoopState` is the one state shared by the agent, the timer, the watchdogs and the
   pages (typed: no dict of loose keys).
 - :class:`DraftLoop` handles one batch: opens the adapters on the first one, drops the records of
-  partitions lost in a rebalance, lets the offset guard (``worker.stream.offsets``) hold back
+  partitions lost in a rebalance, lets the offset guard (``worker.stream.intake.offsets``) hold back
   everything past a gap, and hands the rest to the pipeline. The body never raises: a batch
   that fails as a whole is dead-lettered through the pipeline's own dead-letter path (retried
   until the broker takes it), never acknowledged silently.
@@ -28,8 +28,8 @@ import structlog
 
 from worker.core import Incoming, OutRecord
 from worker.runtime.metrics import Metrics
-from worker.stream.collector import BatchCollector
-from worker.stream.offsets import OffsetGuard
+from worker.stream.intake.offsets import OffsetGuard
+from worker.stream.processing.collector import BatchCollector
 from worker.stream.seams import Publisher
 
 log = structlog.get_logger("worker.app")
@@ -58,7 +58,7 @@ class Partitions(Protocol):
 
 
 class Intake(Protocol):
-    """The batch source (``worker.stream.take.OverlappedTake``)."""
+    """The batch source (``worker.stream.intake.take.OverlappedTake``)."""
 
     def leave(self, partitions: set[int]) -> None:
         """Do not acknowledge the batch in hand's records of ``partitions``."""
@@ -70,7 +70,7 @@ class Intake(Protocol):
 
 
 class StartOffsets(Protocol):
-    """Where the group resumes partitions (``worker.stream.stall_watchdog.OffsetProbe``)."""
+    """Where the group resumes partitions (``worker.stream.watchdogs.stall.OffsetProbe``)."""
 
     async def starts(self, partitions: Collection[int]) -> Mapping[int, int]:
         """The committed offset of each partition, else its log start."""
@@ -78,7 +78,7 @@ class StartOffsets(Protocol):
 
 
 class Processor(Protocol):
-    """The batch pipeline (``worker.stream.pipeline.BatchProcessor``)."""
+    """The batch pipeline (``worker.stream.processing.pipeline.BatchProcessor``)."""
 
     async def process(self, batch: Sequence[Incoming]) -> object:
         """Decide and publish every record; return once the broker acknowledged the outputs."""
@@ -94,7 +94,7 @@ class Processor(Protocol):
 
 
 class DueControls(Protocol):
-    """The deadline scanner (``worker.stream.deadlines.DeadlineScanner``)."""
+    """The deadline scanner (``worker.stream.turns.deadlines.DeadlineScanner``)."""
 
     def due(
         self, now: datetime, owned: set[int], *, rebuild: bool = False, expire: bool = False

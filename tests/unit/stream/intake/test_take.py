@@ -1,5 +1,5 @@
 """OverlappedTake's rules, fed by the stream intake over a stand-in for the Faust stream (no Kafka
-here; the channel intake's own feed is tests/unit/stream/test_drafts_channel.py).
+here; the channel intake's own feed is tests/unit/stream/intake/test_drafts_channel.py).
 
 The real thing runs under every e2e test (tests/e2e/); these pin the rules that make the overlap
 safe: a batch is acknowledged only after the body returned from it, the buffer keeps filling
@@ -17,8 +17,8 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from worker.stream.intake import feed_from_stream, stream_acknowledge
-from worker.stream.take import OverlappedTake, close_at
+from worker.stream.intake.delivery import feed_from_stream, stream_acknowledge
+from worker.stream.intake.take import OverlappedTake, close_at
 
 
 class Channel:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from worker.stream.collector import BatchCollector
+from worker.stream.processing.collector import BatchCollector
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,6 @@
 """How ``agent.drafts`` reaches the overlapped take (``GW_DRAFTS_INTAKE``).
 
-Two feeds put the same records into the same :class:`worker.stream.take.OverlappedTake`:
+Two feeds put the same records into the same :class:`worker.stream.intake.take.OverlappedTake`:
 
 - ``stream`` (:func:`feed_from_stream`): a Faust agent's stream with a processor, as
   ``take_events`` does inside Faust. Each record costs Faust an ``Event``, a pass of the stream
@@ -19,7 +19,8 @@ acknowledged only after the body returned from its batch. The channel keeps the 
 steps on each message that matter here: one fetched under an earlier consumer generation, or met
 while flow control is suspended (a rebalance), is not buffered (and, unlike the stream, not
 acknowledged either: the partition is read again from the committed offset, and the offset guard,
-``worker.stream.offsets``, sees the gap if it is not); one buffered is tracked by the consumer (a
+``worker.stream.intake.offsets``, sees the gap if it is not); one buffered is tracked by the
+consumer (a
 rebalance or a stop waits for it to be acknowledged) and marks its partition's stream as moving
 (the consumer's check for stalled streams reads it). Its take lives as long as the consumer
 (:class:`ConsumerLifetime`), as an agent's stream does, so that the wait at a stop ends.
@@ -34,7 +35,7 @@ from typing import Any
 import faust
 
 from worker.stream.faust_internals import UndecodedTopic, enable_passive
-from worker.stream.take import Acknowledge, OverlappedTake
+from worker.stream.intake.take import Acknowledge, OverlappedTake
 
 
 def feed_from_stream(stream: Any, take: OverlappedTake[Any], convert: Callable[[Any], Any]) -> None:
@@ -66,7 +67,8 @@ def stream_acknowledge(stream: Any) -> Acknowledge:
 
 
 class ConsumerLifetime:
-    """The channel take's lifetime (:class:`worker.stream.take.Lifetime`): the app's consumer.
+    """The channel take's lifetime (:class:`worker.stream.intake.take.Lifetime`): the app's
+    consumer.
 
     Not the app: when the app stops, Faust suspends delivery and then waits, its consumer still
     running, until every tracked record is acknowledged (``stream_wait_empty``); the take must

@@ -13,8 +13,8 @@ import pytest
 from worker.core import Incoming
 from worker.core.turns.control import ControlKind, parse_control
 from worker.core.turns.machine import TurnPhase, TurnState
-from worker.stream.deadlines import DeadlineScanner
-from worker.stream.turn_table import FaustTurnStore, decode_turn, encode_turn
+from worker.stream.turns.deadlines import DeadlineScanner
+from worker.stream.turns.table import FaustTurnStore, decode_turn, encode_turn
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 DAY = 24 * 3600.0

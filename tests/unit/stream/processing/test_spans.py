@@ -17,7 +17,7 @@ from worker.core import Incoming, InMemoryEvidenceStore, PolicyBook
 from worker.runtime.metrics import Metrics
 from worker.runtime.spans import Spans, spans_for
 from worker.stream.memory import MemoryTurns
-from worker.stream.pipeline import BatchProcessor
+from worker.stream.processing.pipeline import BatchProcessor
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PRODUCER_SPAN = "00f067aa0ba902b7"

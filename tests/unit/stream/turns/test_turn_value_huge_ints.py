@@ -9,7 +9,7 @@ could not be read again and the draft answering its regenerate request was dead-
 from __future__ import annotations
 
 from worker.core.turns.machine import TurnPhase, TurnState
-from worker.stream.turn_table import decode_turn, encode_turn
+from worker.stream.turns.table import decode_turn, encode_turn
 
 HUGE = 10**400 + 7
 
