@@ -16,9 +16,8 @@ takes over ``--limit`` seconds of CPU.
 
 The collector runs as in production by default (``--gc worker``): the worker collects and
 freezes its start-up heap once (``worker/stream/processing/collector.py``) and turns automatic
-collection
-off while a batch is decided (``GW_GC_PAUSED_IN_BATCH``, on by default); a look-ahead may admit
-the next batch's records while none is in flight, so ``admit`` runs with the collector on and
+collection off while a batch is decided (``GW_GC_PAUSED_IN_BATCH``, on by default); a look-ahead may
+admit the next batch's records while none is in flight, so ``admit`` runs with the collector on and
 ``judge`` with it off. ``--gc paused`` decides as ``check`` does (off for both), ``--gc on``
 shows CPython's collector untouched. The last line says which. Not a test: timings depend on
 the machine, and on a shared one CPU time is the figure to read, not wall time.

@@ -15,8 +15,7 @@ A batch of ``agent.drafts`` records is decided in two pure steps around its IO:
 
 Between and after them the shell only does IO: fetch, store the turn writes, publish
 (``worker.stream.processing.pipeline``); ``check`` (``worker.tools.check``) calls the same two on a
-batch of
-one. Every rule of the batch is here:
+batch of one. Every rule of the batch is here:
 
 - A draft of a tenant whose evidence could not be had is dead-lettered with the class the shell
   reported, as the core names it: :func:`store_gave_up` past a finite retry budget

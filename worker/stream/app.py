@@ -5,12 +5,11 @@ Only the wiring lives here: what the agent and the timer do with a batch or a ti
 STYLE.md):
 
 - Batches come from :class:`worker.stream.intake.take.OverlappedTake`, fed by the agent's stream or
-by a
-  conductor channel (``GW_DRAFTS_INTAKE``, ``worker.stream.intake.delivery``): it keeps collecting
-  the next batch while this one is processed, closes a batch when full or when the intake pauses,
-  and acknowledges a batch's records only after the body returns. The body still never raises:
-  faults are retried inside, poison is dead-lettered inside, and a failure of the batch as a whole
-  dead-letters its records rather than acknowledging them silently.
+  by a conductor channel (``GW_DRAFTS_INTAKE``, ``worker.stream.intake.delivery``): it keeps
+  collecting the next batch while this one is processed, closes a batch when full or when the intake
+  pauses, and acknowledges a batch's records only after the body returns. The body still never
+  raises: faults are retried inside, poison is dead-lettered inside, and a failure of the batch as a
+  whole dead-letters its records rather than acknowledging them silently.
 - One batch loop (an agent with ``concurrency=1``, or one app task): throughput comes from
   batching store queries, never from concurrent tasks that could commit past a draft still in
   flight (faust #606).

@@ -23,15 +23,13 @@ missing attribute, so an upgrade re-reads them here before anything else changes
 - **The app's web server** (``InternalsApp.web_class``, through ``App._new_web``): the worker's
   own pages only (``worker.stream.web``).
 - **A passive stream** (``enable_passive``): the overlapped take (``worker.stream.intake.take``)
-feeds
-  itself from the stream's channel exactly as ``take_events`` does (``Stream._enable_passive``).
+  feeds itself from the stream's channel as ``take_events`` does (``Stream._enable_passive``).
 - **The aiokafka producer under Faust's** (``Producer._ensure_producer``): the bulk hand-over
   (``worker.kafka.publisher``, ``GW_PRODUCE_BATCHED``) appends to aiokafka's own batches.
 - **A topic whose conductor delivery builds no event** (``UndecodedTopic``): ``Topic.__init__``
   compiles ``decode`` (``_compile_decode``) into an instance attribute that builds a Faust
   ``Event`` per record; the drafts channel (``worker.stream.intake.delivery``) keeps its own
-  ``decode``.
-  The conductor (``ConductorHandler.__call__`` in faust-streaming's Cython build, and
+  ``decode``. The conductor (``ConductorHandler.__call__`` in faust-streaming's Cython build, and
   ``ConductorCompiler.build``) delivers through ``chan.decode(message, propagate=True)``,
   ``chan.queue.full()``, ``chan.queue.put_nowait_enhanced(...)`` and, when full, ``chan.put``.
 - **The RocksDB store by partition** (``RocksPartitions``): Faust's store picks a partition's

@@ -57,8 +57,7 @@ def test_aiokafka_still_hands_the_wait_to_its_fetcher() -> None:
 
 def test_fausts_stalled_stream_check_reads_the_inbound_time_the_channel_intake_sets() -> None:
     """``worker.stream.intake.delivery.DraftsChannel`` sets ``monitor.stream_inbound_time`` as a
-    stream's
-    sensor would; the consumer's check for stalled streams is what reads it."""
+    stream's sensor would; the consumer's check for stalled streams is what reads it."""
     import inspect  # noqa: PLC0415
 
     from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread  # noqa: PLC0415

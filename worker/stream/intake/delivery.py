@@ -20,9 +20,8 @@ steps on each message that matter here: one fetched under an earlier consumer ge
 while flow control is suspended (a rebalance), is not buffered (and, unlike the stream, not
 acknowledged either: the partition is read again from the committed offset, and the offset guard,
 ``worker.stream.intake.offsets``, sees the gap if it is not); one buffered is tracked by the
-consumer (a
-rebalance or a stop waits for it to be acknowledged) and marks its partition's stream as moving
-(the consumer's check for stalled streams reads it). Its take lives as long as the consumer
+consumer (a rebalance or a stop waits for it to be acknowledged) and marks its partition's stream as
+moving (the consumer's check for stalled streams reads it). Its take lives as long as the consumer
 (:class:`ConsumerLifetime`), as an agent's stream does, so that the wait at a stop ends.
 """
 

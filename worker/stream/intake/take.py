@@ -24,8 +24,7 @@ and :meth:`OverlappedTake.leave` keeps the batch in hand's records of partitions
 rebalance from being acknowledged (their new owner decides them).
 
 The feeds (``worker.stream.intake.delivery``) convert each record once, on arrival: the batches and
-the
-full buffer handed out are the converted records; each record's *handle* (a Faust event, or a
+the full buffer handed out are the converted records; each record's *handle* (a Faust event, or a
 Faust message) is kept only to be acknowledged.
 """
 

@@ -15,8 +15,7 @@ IO rules it keeps (contract §7):
   into one query per table or collection, every id matched with its tenant). An unavailable store
   is retried with capped exponential backoff and the batch waits: nothing is decided and nothing
   is acknowledged meanwhile (``worker.stream.processing.resolve``). A tenant whose evidence cannot
-  be had is
-  handed to the core, which dead-letters its drafts; no infrastructure fault ever yields a
+  be had is handed to the core, which dead-letters its drafts; no infrastructure fault ever yields a
   regenerate request or a could-not-ground event.
 - Outputs are sent and acknowledged by the broker before the batch returns (and so before Faust
   acknowledges its offsets). Should the process die in between, the redelivered draft finds the
