@@ -12,12 +12,12 @@ the output and ledger records carry the draft's headers (its ``traceparent``), t
 goes to the draft's partition of ``<app_id>-turns-changelog``. No parsing, no evidence, no
 decision, no turn table, no log line per draft.
 
-``faust``: the worker's Faust app (``worker.stream.app.new_app``: broker, producer compression,
-linger and batch size, acks=all, at-least-once, fetch wait, web server), its event loop and
-thread switch interval, its overlapped take (``worker.stream.intake.take``: batch size, quiet and
-wait) and its bulk hand-over (``ProducerPublisher.send_many``, or one ``send`` per record when
-``GW_PRODUCE_BATCHED=false``); each batch's sends acknowledged before the next batch, as the
-worker does. ``raw``: the same records with plain aiokafka (one ``send`` per record, the same
+``faust``: the worker's Faust app (``worker.stream.faust_app.new_app``: broker, producer
+compression, linger and batch size, acks=all, at-least-once, fetch wait, web server), its event
+loop and thread switch interval, its overlapped take (``worker.stream.intake.take``: batch size,
+quiet and wait) and its bulk hand-over (``ProducerPublisher.send_many``, or one ``send`` per
+record when ``GW_PRODUCE_BATCHED=false``); each batch's sends acknowledged before the next batch,
+as the worker does. ``raw``: the same records with plain aiokafka (one ``send`` per record, the same
 producer settings, consume with the same fetch wait, commit about once a second).
 
 The worker's CPU per draft divided by this floor's, in the same run, is the benchmark's headline
@@ -81,7 +81,8 @@ def run_faust(templates_path: Path) -> None:
 
     from worker.runtime.event_loop import use_event_loop, use_thread_switch_interval  # noqa: PLC0415
     from worker.settings import Settings  # noqa: PLC0415
-    from worker.stream.app import app_publisher, new_app, wire_intake  # noqa: PLC0415
+    from worker.stream.app import wire_intake  # noqa: PLC0415
+    from worker.stream.faust_app import app_publisher, new_app  # noqa: PLC0415
     from worker.stream.intake.take import OverlappedTake  # noqa: PLC0415
 
     settings = Settings()
@@ -123,7 +124,7 @@ async def run_raw(templates_path: Path) -> None:
     from dev.bench.relay import relay  # noqa: PLC0415
     from worker.kafka.topic_specs import FRAMING_BYTES  # noqa: PLC0415
     from worker.settings import Settings  # noqa: PLC0415
-    from worker.stream.app import PRODUCER_BATCH_BYTES  # noqa: PLC0415
+    from worker.stream.faust_app import PRODUCER_BATCH_BYTES  # noqa: PLC0415
 
     settings = Settings()
     templates = read(templates_path)

@@ -27,7 +27,7 @@ from typing import Any
 from faust.types import TP, ConsumerMessage
 
 from worker.settings import Settings
-from worker.stream.app import message_to_incoming, new_app, to_incoming
+from worker.stream.faust_app import message_to_incoming, new_app, to_incoming
 from worker.stream.intake.delivery import (
     DraftsChannel,
     consumer_acknowledge,

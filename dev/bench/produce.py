@@ -40,7 +40,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from worker.core import OutRecord
 from worker.kafka.publisher import ProducerPublisher
 from worker.settings import Settings
-from worker.stream.app import new_app
+from worker.stream.faust_app import new_app
 from worker.stream.faust_internals import aiokafka_producer
 
 PARTITIONS = 6

@@ -64,7 +64,7 @@ from worker.kafka.publisher import ProducerPublisher
 from worker.runtime.logs import configure_logging
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
-from worker.stream.app import PRODUCER_BATCH_BYTES as BATCH_BYTES
+from worker.stream.faust_app import PRODUCER_BATCH_BYTES as BATCH_BYTES
 from worker.stream.faust_internals import RocksPartitions
 from worker.stream.processing.pipeline import BatchProcessor
 from worker.stream.turns.table import FaustTurnStore

@@ -26,7 +26,7 @@ from worker.core import OutRecord
 from worker.faults import PoisonFault
 from worker.kafka.publisher import ProducerPublisher
 from worker.settings import Settings
-from worker.stream.app import new_app
+from worker.stream.faust_app import new_app
 from worker.stream.faust_internals import aiokafka_producer
 
 pytestmark = pytest.mark.integration

@@ -19,7 +19,7 @@ import faust
 from aiokafka import AIOKafkaConsumer
 
 from worker.settings import Settings
-from worker.stream.app import new_app
+from worker.stream.faust_app import new_app
 from worker.stream.faust_internals import FAUST_VERSION_READ, UndecodedTopic, WorkerTransport
 
 

@@ -24,7 +24,8 @@ from faust.types import TP, ConsumerMessage
 from worker.core import Incoming, PolicyBook
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
-from worker.stream.app import WorkerApp, build_app
+from worker.stream.app import build_app
+from worker.stream.faust_app import WorkerApp
 from worker.stream.intake.delivery import DraftsChannel
 from worker.stream.intake.take import OverlappedTake
 

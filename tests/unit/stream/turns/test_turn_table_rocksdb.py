@@ -20,7 +20,7 @@ from faust.streams import _current_event
 
 from worker.core.turns.machine import TurnPhase, TurnState
 from worker.settings import Settings
-from worker.stream.app import rocksdb_options
+from worker.stream.faust_app import rocksdb_options
 from worker.stream.turns.table import FaustTurnStore, _PartitionedData
 
 
