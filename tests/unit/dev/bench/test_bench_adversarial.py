@@ -146,3 +146,26 @@ def test_it_fails_when_a_draft_takes_longer_than_the_limit() -> None:
     )
     assert done.returncode == 1, done.stdout
     assert "; limit 0.0 s; gc worker: " in done.stdout.splitlines()[-1]
+
+
+@pytest.mark.parametrize("name", ["hidden-mixed", "table", "hidden-claims"])
+def test_distinct_pieces_never_repeat_a_unit(name: str) -> None:
+    """``--distinct``: the same shape and size, but no two of its units alike once their tokens
+    are set aside (a memo of repeated units answers nothing), where the plain shape repeats."""
+    size = 20_000
+    plain = orjson.loads(draft(shape_of(name), size))["output"]
+    apart = orjson.loads(draft(shape_of(name), size, unique=True))["output"]
+    assert plain.keys() == apart.keys()
+
+    def units(output: dict[str, object]) -> list[str]:
+        if name == "hidden-claims":
+            texts = [str(c["text"]) for c in output["claims"]]  # type: ignore[attr-defined]
+        else:
+            texts = re.split(r"(?<=\.) |\n", str(output["answer_markdown"]))
+        return [TOKEN.sub("", s) for s in texts if "Aurora" in s]
+
+    assert len(set(units(apart))) == len(units(apart)) > 50
+    assert len(set(units(plain))) < len(units(plain)) / 10
+
+
+TOKEN = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]+\]")
