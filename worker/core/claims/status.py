@@ -39,6 +39,7 @@ from worker.core.claims.support import (
     SourceIndex,
     SupportLevel,
     SupportResult,
+    UnitMemo,
     check_cited,
 )
 from worker.core.claims.units import ClaimUnit, UnitKind
@@ -153,6 +154,7 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
     if policy.support is not SupportPolicy.OFF and sources is not None:
         reading = _reading(index, sources)
     checking = reading  # made on first need where the policy turns the check off
+    memo: UnitMemo = {}  # the draft's units checked once per text and sources
     uncited = UnitStatus.UNCITED
     uncited_claim = FailureCode.UNCITED_CLAIM
     sentence = UnitKind.SENTENCE
@@ -182,7 +184,7 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
                 "grounding_status": cited_claim,
             }
             if reading is not None:
-                result = _support(unit, text, cited, reading, support, position)
+                result = _support(unit, text, cited, reading, support, position, memo)
                 claim["support"] = result.level
             elif redact:  # rule 5 asks rule 6b even where the policy turns it off
                 checking = checking or _reading(index, sources)
@@ -192,6 +194,7 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
                     checking[1],
                     checking[0],
                     words_accuse=unit.kind is not UnitKind.PROPOSAL,
+                    memo=memo,
                 )
             if not redact or result.level is SupportLevel.SUPPORTED:
                 if reading is not None and enforce and result.level is SupportLevel.UNSUPPORTED:
@@ -243,6 +246,7 @@ def lost_citation_keeps(
     a question...): it keeps its words only where rule 6b finds it ``supported`` by the visible
     sources it still cites (``resolved``: the draft's visible resolved refs)."""
     checking: tuple[SourceIndex, dict[CitationRef, Cited]] | None = None
+    memo: UnitMemo = {}  # a sentence repeated against the same sources: checked once
 
     def keeps(text: str, refs: tuple[CitationRef, ...]) -> bool:
         nonlocal checking
@@ -250,7 +254,7 @@ def lost_citation_keeps(
         if not cited:
             return False
         checking = checking or _reading(index, sources)
-        result = check_cited(text, cited, checking[1], checking[0])
+        result = check_cited(text, cited, checking[1], checking[0], memo=memo)
         return result.level is SupportLevel.SUPPORTED
 
     return keeps
@@ -263,11 +267,14 @@ def _support(  # noqa: PLR0917 -- one cited unit's part of check_claim_units's s
     reading: tuple[SourceIndex, Mapping[CitationRef, Cited]],
     support: Support,
     position: int,
+    memo: UnitMemo | None = None,
 ) -> SupportResult:
     """Rule 6b for one cited unit: its text (hidden tokens already out) against the texts of its
     resolved refs only, so words only a hidden source supports find nothing to match."""
     index, texts = reading
-    result = check_cited(text, cited, texts, index, words_accuse=unit.kind is not UnitKind.PROPOSAL)
+    result = check_cited(
+        text, cited, texts, index, words_accuse=unit.kind is not UnitKind.PROPOSAL, memo=memo
+    )
     support.of_unit[position] = result
     rank = _SUPPORT_RANK[result.level]
     of_ref = support.of_ref
