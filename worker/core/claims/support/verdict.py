@@ -154,9 +154,12 @@ def check_cited(
     found = memo.get(key)
     if found is None:
         found = memo[key] = _checked(text, texts, read, index, words_accuse)
+        return found[0]
     result, stems = found
     closest = _closest(stems, texts, read)
-    return result if closest == result.closest else result._replace(closest=closest)
+    if closest == result.closest:
+        return result
+    return _new(SupportResult, (*result[:4], closest, *result[5:]))
 
 
 def _as_read(unit_text: str) -> str:
