@@ -79,6 +79,8 @@ MIN_CAPITALS = 2
 _DIGIT = re.compile(r"\d")
 #: A citation token: its digits are no value of the unit.
 _TOKEN_RE = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]+\]")
+#: Every kind, in :class:`Finding` order (iterating the enum itself runs Python per member).
+_FINDINGS = tuple(Finding)
 #: The key of a word that is no content (``Word.content``).
 _NO_STEM = frozenset([""])
 _KIND = {NUMBER: Finding.NUMBER, DATE: Finding.DATE, SPELLED: Finding.SPELLED}
@@ -231,7 +233,7 @@ def _checked(
             missing_words,
             _closest(stems, texts, read),
             negation_flip,
-            tuple(f for f in Finding if f in findings) if findings else (),
+            tuple(f for f in _FINDINGS if f in findings) if findings else (),
         ),
     )
     return result, stems
