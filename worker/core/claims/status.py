@@ -275,7 +275,6 @@ def lost_citation_keeps(
     a question...): it keeps its words only where rule 6b finds it ``supported`` by the visible
     sources it still cites (``resolved``: the draft's visible resolved refs)."""
     checking: tuple[SourceIndex, dict[CitationRef, Cited]] | None = None
-    memo: UnitMemo = {}  # a sentence repeated against the same sources: checked once
 
     def keeps(text: str, refs: tuple[CitationRef, ...]) -> bool:
         nonlocal checking
@@ -283,7 +282,7 @@ def lost_citation_keeps(
         if not cited:
             return False
         checking = checking or _reading(index, sources)
-        result = check_cited(text, cited, checking[1], checking[0], memo=memo)
+        result = check_cited(text, cited, checking[1], checking[0])
         return result.level is SupportLevel.SUPPORTED
 
     return keeps
