@@ -77,7 +77,6 @@ _OPEN = re.compile(r"\[(?!(?:OBS|DOC|EVT)-[0-9]++\]|[{\"\[\]0-9,])")
 _OPEN_BYTES = re.compile(_OPEN.pattern.encode())
 #: A token of the grammar, of any length (``x`` stands for one where no look-alike may hold it).
 _REAL_TOKEN = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]++\]")
-_BACKSLASH, _LETTER_U = ord("\\"), ord("u")
 #: Every character but ``[`` that ``_fold`` turns into one or more ``[`` (a test enumerates them).
 _OTHER_STARTS = (
     "\uff3b\ufe47【〔〖〘〚⟦⁅❲⦋⦍⦏⟬⟮⸢⸤\ufe17\ufe39\ufe3b\ufe5d\U0001f12a"
@@ -247,15 +246,13 @@ def json_may_hold(text: bytes) -> bool:
     with something that folds to ``[``, which no JSON escape but ``\\u`` can stand for: the
     others (every newline of a Markdown answer is one) are not tried.
     """
-    unicode_escape = False
-    at = text.find(b"\\")  # the escapes, left to right (one C-level search each)
-    while at >= 0:
-        # An int; a backslash ending the text (no JSON) counts as a literal one: fail safe.
-        escaped = text[at + 1] if at + 1 < len(text) else _BACKSLASH
-        if escaped == _BACKSLASH:
-            return True
-        unicode_escape = unicode_escape or escaped == _LETTER_U
-        at = text.find(b"\\", at + 2)
+    # The escapes, read left to right, hold a literal backslash exactly where two backslashes
+    # meet (the first of a run always opens an escape); else every backslash opens one. A
+    # backslash ending the text (no JSON) counts as a literal one: fail safe. (C-level
+    # searches: a step per escape was 0.2 s for a 1 MiB draft of quotation marks.)
+    if b"\\\\" in text or text.endswith(b"\\"):
+        return True
+    unicode_escape = b"\\u" in text
     if text.isascii() and not unicode_escape and b"&" not in text and not _OPEN_BYTES.search(text):
         return False  # no candidate at all (see ``_candidates``): the common case, on the bytes
     decoded = text.decode("utf-8")

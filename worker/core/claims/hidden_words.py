@@ -215,39 +215,59 @@ def word_spans(
         return []
     judged_starts = [s for s, _ in judged]
     spans: list[tuple[int, int, str]] = []
+    # A region's marks depend on its text alone, a sentence's keeping on its text alone: a
+    # draft that repeats them (a heading per section) reads each once.
+    marked_of: dict[tuple[str, bool], list[tuple[int, int, bool]]] = {}
+    kept_of: dict[str, bool] = {}
     for region in regions(text, lambda piece: _may_hold(piece, marks)):
         body = _region_text(text, region)
-        if not _may_hold(body, marks):
-            continue
-        sentences: list[tuple[int, int]] | None = None
-        starts: list[int] = []
-        marked: dict[int, bool] = {}  # sentence index -> replace
-        for group in GROUP_RE.finditer(body):
-            if not _may_hold(group.group(), marks):  # most groups cite visible sources only
-                continue
-            g_start = group.start()
-            refs = _refs(group.group())
-            hit = [r in hidden for r in refs]
-            if not any(hit):
-                continue
-            if sentences is None:
-                sentences = _sentences(body) if region.prose else [(0, len(body))]
-                starts = [s for s, _ in sentences]
-            k = _sentence_of(starts, body, g_start)
-            if all(hit):
-                marked[k] = True
-            elif k not in marked:
-                marked[k] = False  # lost a citation: supported or not, decided below
-        for k, replace in sorted(marked.items()):
-            s, e = sentences[k]  # type: ignore[index]  # set with the first mark
+        marked = marked_of.get((body, region.prose))
+        if marked is None:
+            marked = marked_of[body, region.prose] = _marked(body, region.prose, hidden, marks)
+        for s, e, replace in marked:
             if not replace:
                 if keeps is None or _inside(judged, judged_starts, body, region.start, s, e):
                     continue
-                kept_text, visible = _without_hidden(body[s:e], hidden)
-                if keeps(kept_text, visible):
+                sentence = body[s:e]
+                kept = kept_of.get(sentence)
+                if kept is None:
+                    kept = kept_of[sentence] = keeps(*_without_hidden(sentence, hidden))
+                if kept:
                     continue
             spans.append(_replacement(text, region, region.start + s, region.start + e, words))
     return _merged(spans)
+
+
+def _marked(
+    body: str, prose: bool, hidden: Collection[CitationRef], marks: tuple[str, ...]
+) -> list[tuple[int, int, bool]]:
+    """The sentences of a region's ``body`` that carry a hidden token, in order, as ``(start,
+    end, replace)``: ``replace`` where a group of the sentence is hidden-only, else it lost a
+    citation (whether it keeps its words is decided by ``word_spans``)."""
+    if not _may_hold(body, marks):
+        return []
+    sentences: list[tuple[int, int]] | None = None
+    starts: list[int] = []
+    marked: dict[int, bool] = {}  # sentence index -> replace
+    for group in GROUP_RE.finditer(body):
+        if not _may_hold(group.group(), marks):  # most groups cite visible sources only
+            continue
+        g_start = group.start()
+        refs = _refs(group.group())
+        hit = [r in hidden for r in refs]
+        if not any(hit):
+            continue
+        if sentences is None:
+            sentences = _sentences(body) if prose else [(0, len(body))]
+            starts = [s for s, _ in sentences]
+        k = _sentence_of(starts, body, g_start)
+        if all(hit):
+            marked[k] = True
+        elif k not in marked:
+            marked[k] = False  # lost a citation: supported or not, decided by the caller
+    if sentences is None:
+        return []
+    return [(*sentences[k], replace) for k, replace in sorted(marked.items())]
 
 
 def _may_replace(text: str, hidden: Collection[CitationRef], marks: tuple[str, ...]) -> bool:

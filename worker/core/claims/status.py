@@ -39,6 +39,7 @@ from worker.core.claims.support import (
     SourceIndex,
     SupportLevel,
     SupportResult,
+    UnitMemo,
     check_cited,
 )
 from worker.core.claims.units import ClaimUnit, UnitKind
@@ -153,6 +154,7 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
     if policy.support is not SupportPolicy.OFF and sources is not None:
         reading = _reading(index, sources)
     checking = reading  # made on first need where the policy turns the check off
+    memo = _DraftMemo(hidden)  # each distinct unit text read once
     uncited = UnitStatus.UNCITED
     uncited_claim = FailureCode.UNCITED_CLAIM
     sentence = UnitKind.SENTENCE
@@ -171,18 +173,18 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
             )
             continue
         redact = hidden and not hidden.isdisjoint(refs)
-        if not cites.isdisjoint(refs) and not (redact and hidden_only_group(unit.text, hidden)):
+        if not cites.isdisjoint(refs) and not (redact and memo.only_hidden(unit.text)):
             # Cited: no verdict (redaction acts on the others). A sentence that also carries a
             # group of hidden-only tokens is not: its words go by the policy (rule 5).
             cited = refs if cites.issuperset(refs) else [r for r in refs if r in cites]
-            text = remove_tokens(unit.text, hidden) if redact else unit.text
+            text = memo.without(unit.text) if redact else unit.text
             claim = {
                 "text": text,
                 "citations": list(map(key_of, cited)),
                 "grounding_status": cited_claim,
             }
             if reading is not None:
-                result = _support(unit, text, cited, reading, support, position)
+                result = _support(unit, text, cited, reading, support, position, memo.units)
                 claim["support"] = result.level
             elif redact:  # rule 5 asks rule 6b even where the policy turns it off
                 checking = checking or _reading(index, sources)
@@ -192,6 +194,7 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
                     checking[1],
                     checking[0],
                     words_accuse=unit.kind is not UnitKind.PROPOSAL,
+                    memo=memo.units,
                 )
             if not redact or result.level is SupportLevel.SUPPORTED:
                 if reading is not None and enforce and result.level is SupportLevel.UNSUPPORTED:
@@ -216,6 +219,35 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
                 )
             )
     return verdicts, claims, refused, support
+
+
+class _DraftMemo:
+    """One draft's units, each distinct text read once (a draft may repeat a sentence many
+    times): rule 6b's check (``units``, per text and sources) and, for a unit that lost a
+    citation, its hidden-only groups and its text without the hidden tokens (pure functions of
+    the text and the hidden refs). Never kept past the draft."""
+
+    __slots__ = ("_hidden", "_only", "_without", "units")
+
+    def __init__(self, hidden: frozenset[CitationRef]) -> None:
+        self._hidden = hidden
+        self.units: UnitMemo = {}
+        self._only: dict[str, bool] = {}
+        self._without: dict[str, str] = {}
+
+    def only_hidden(self, text: str) -> bool:
+        """``hidden_only_group(text, hidden)``."""
+        found = self._only.get(text)
+        if found is None:
+            found = self._only[text] = hidden_only_group(text, self._hidden)
+        return found
+
+    def without(self, text: str) -> str:
+        """``remove_tokens(text, hidden)``."""
+        found = self._without.get(text)
+        if found is None:
+            found = self._without[text] = remove_tokens(text, self._hidden)
+        return found
 
 
 def _reading(
@@ -263,11 +295,14 @@ def _support(  # noqa: PLR0917 -- one cited unit's part of check_claim_units's s
     reading: tuple[SourceIndex, Mapping[CitationRef, Cited]],
     support: Support,
     position: int,
+    memo: UnitMemo | None = None,
 ) -> SupportResult:
     """Rule 6b for one cited unit: its text (hidden tokens already out) against the texts of its
     resolved refs only, so words only a hidden source supports find nothing to match."""
     index, texts = reading
-    result = check_cited(text, cited, texts, index, words_accuse=unit.kind is not UnitKind.PROPOSAL)
+    result = check_cited(
+        text, cited, texts, index, words_accuse=unit.kind is not UnitKind.PROPOSAL, memo=memo
+    )
     support.of_unit[position] = result
     rank = _SUPPORT_RANK[result.level]
     of_ref = support.of_ref

@@ -23,6 +23,7 @@ from worker.core.claims.support.verdict import (
     WEAK_BELOW,
     Finding,
     SupportResult,
+    UnitMemo,
     check_cited,
     check_support,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "SourceText",
     "SupportLevel",
     "SupportResult",
+    "UnitMemo",
     "check_cited",
     "check_support",
 ]

@@ -14,11 +14,14 @@ from operator import itemgetter
 
 from worker.core.claims.support.dates import MONTHS, Key
 from worker.core.claims.support.spelled import read_spelled
-from worker.core.claims.support.values import NUMBER, SPELLED, Reading, Value, read_at
+from worker.core.claims.support.values import NUMBER, SPELLED, Reading, Value, new, read_at
 
 __all__ = ["source_keys", "unit_missing", "unit_values", "value_spans", "visible"]
 
 _DIGIT_RUN = re.compile(r"\d+")
+#: A space and the run of digits after it (``_scan``'s numbers between numbers).
+_SPACED_RUN = re.compile(r" \d+")
+_ONE_DIGIT = re.compile(r"\d")
 _LIST_NUMBER = re.compile(r"\s*\(?\d{1,3}[.)]\s")
 #: A value with a unit in parentheses right after another value (maybe its unit word between)
 #: is its conversion (``18 in (460 mm)``, ``$4.2 billion (€3.9 billion)``): checked once.
@@ -72,11 +75,30 @@ def _scan(text: str, start: int = 0) -> tuple[list[tuple[int, Reading]], list[tu
     out: list[tuple[int, Reading]] = []
     plain: list[tuple[int, str]] = []
     search = _DIGIT_RUN.search
+    spaced = _SPACED_RUN.match
     pos = start
     while (d := search(text, pos)) is not None:
         at, end = d.span()
         if _plain(text, at, end):
             plain.append((at, d.group()))
+            pos = end
+            continue
+        if (
+            at >= 2  # a digit and a space before it
+            and text[at - 1] == " "
+            and (n := spaced(text, end)) is not None
+            and (end - at > 3 or n.end() - end != 4)  # no ``1 281`` group
+            and _ONE_DIGIT.match(text, at - 2) is not None
+        ):
+            # ``12 13 14``: a number between numbers, spaced, is what ``read_at`` reads as a
+            # plain integer (no month, sign, currency or quarter before it; no suffix, date or
+            # group after it), without its matches.
+            v = d.group()
+            key = v.lstrip("0") or "0"
+            found: tuple[Key, ...] = (("n", key, "*"), ("abs", key, "*"))
+            out.append(
+                (at, new(Reading, (v, found, (("n", key, ""), found[0]), NUMBER, end, False, ())))
+            )
             pos = end
             continue
         reading = read_at(text, at, end)

@@ -32,6 +32,7 @@ __all__ = [
     "WEAK_BELOW",
     "Finding",
     "SupportResult",
+    "UnitMemo",
     "check_cited",
     "check_support",
 ]
@@ -78,6 +79,10 @@ MIN_CAPITALS = 2
 _DIGIT = re.compile(r"\d")
 #: A citation token: its digits are no value of the unit.
 _TOKEN_RE = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]+\]")
+#: Every kind, in :class:`Finding` order (iterating the enum itself runs Python per member).
+_FINDINGS = tuple(Finding)
+#: The key of a word that is no content (``Word.content``).
+_NO_STEM = frozenset([""])
 _KIND = {NUMBER: Finding.NUMBER, DATE: Finding.DATE, SPELLED: Finding.SPELLED}
 
 
@@ -101,6 +106,13 @@ class SupportResult(NamedTuple):
 
 
 _UNCHECKED = SupportResult(SupportLevel.UNCHECKED, 0.0, (), (), None)
+
+#: One draft's memo of checked units: (its text as read, its sources' texts in order,
+#: ``words_accuse``) -> the result and the unit's content stems (``closest`` depends on the refs,
+#: so it is found again for each). A draft that repeats a sentence against the same texts (a
+#: table's rows, a heading per section) reads it once; one per draft, never per batch or process,
+#: so that a benchmark of repeated drafts measures what the worker pays for each.
+UnitMemo = dict[tuple[str, tuple[str, ...], bool], tuple[SupportResult, frozenset[str]]]
 
 
 def check_support(
@@ -128,14 +140,36 @@ def check_cited(
     index: SourceIndex,
     *,
     words_accuse: bool = True,
+    memo: UnitMemo | None = None,
 ) -> SupportResult:
     """``check_support`` of ``unit_text`` against the sources of ``refs``, read once for the
-    draft (``cited``: :meth:`SourceIndex.cited` of its refs' texts)."""
+    draft (``cited``: :meth:`SourceIndex.cited` of its refs' texts; ``memo``: the draft's
+    :data:`UnitMemo`, so that a unit repeated against the same texts is checked once)."""
     pairs = [cited[r] for r in refs if r in cited]
     if not pairs:
         return _UNCHECKED
     texts, read = zip(*pairs, strict=True)
-    return _check(unit_text, texts, read, index, words_accuse)
+    if memo is None:
+        return _check(unit_text, texts, read, index, words_accuse)
+    text = _as_read(unit_text)
+    key = (text, tuple(s.text for s in texts), words_accuse)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _checked(text, texts, read, index, words_accuse)
+        return found[0]
+    result, stems = found
+    closest = _closest(stems, texts, read)
+    if closest == result.closest:
+        return result
+    return _new(SupportResult, (*result[:4], closest, *result[5:]))
+
+
+def _as_read(unit_text: str) -> str:
+    """The unit's text as the check reads it: as the reader sees it, citation tokens out."""
+    text = _visible(unit_text)
+    if "[" in text:
+        text = _TOKEN_RE.sub(" ", text)
+    return text
 
 
 def _check(
@@ -145,9 +179,17 @@ def _check(
     index: SourceIndex,
     words_accuse: bool,
 ) -> SupportResult:
-    text = _visible(unit_text)
-    if "[" in text:
-        text = _TOKEN_RE.sub(" ", text)
+    return _checked(_as_read(unit_text), texts, read, index, words_accuse)[0]
+
+
+def _checked(
+    text: str,
+    texts: Sequence[SourceText],
+    read: Sequence[SourceRead],
+    index: SourceIndex,
+    words_accuse: bool,
+) -> tuple[SupportResult, frozenset[str]]:
+    """``_check`` of a unit's text as read (``_as_read``), with its content stems."""
     spelled = tokens(text)
     findings: set[Finding] = set()
     distinct = list(dict.fromkeys(spelled))
@@ -164,8 +206,7 @@ def _check(
         missing_values = _missing_values(text, number_words, texts, index, findings)
     # Content words by C-level ``map``: most units have every stem in a source, and then
     # nothing more is read of them.
-    stems = set(map(_CONTENT, words))
-    stems.discard("")
+    stems = frozenset(map(_CONTENT, words)) - _NO_STEM
     missing = stems - index.union_stems(texts, read)
     if missing:
         score, missing_words = _words_missing(distinct, words, missing, findings)
@@ -183,7 +224,7 @@ def _check(
         level = SupportLevel.WEAK
     else:
         level = SupportLevel.SUPPORTED
-    return _new(
+    result = _new(
         SupportResult,
         (
             level,
@@ -192,13 +233,14 @@ def _check(
             missing_words,
             _closest(stems, texts, read),
             negation_flip,
-            tuple(f for f in Finding if f in findings) if findings else (),
+            tuple(f for f in _FINDINGS if f in findings) if findings else (),
         ),
     )
+    return result, stems
 
 
 def _words_missing(
-    distinct: list[str], words: Sequence[Word], missing: set[str], findings: set[Finding]
+    distinct: list[str], words: Sequence[Word], missing: frozenset[str], findings: set[Finding]
 ) -> tuple[float, tuple[str, ...]]:
     """The unit's weighted score, the missing stems as the unit first spells them, and the word
     findings: a name (rare, or capitalised mid-sentence and not common), too little coverage."""
@@ -260,7 +302,7 @@ def _missing_values(
 
 
 def _closest(
-    unit: set[str], texts: Sequence[SourceText], read: Sequence[SourceRead]
+    unit: frozenset[str], texts: Sequence[SourceText], read: Sequence[SourceRead]
 ) -> CitationRef:
     """The source with the most of the unit's stems (ties: the first given)."""
     if len(texts) == 1 or not unit:
