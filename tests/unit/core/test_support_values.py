@@ -9,6 +9,9 @@ second fails the way it is written and its mirror row follows it.
 from __future__ import annotations
 
 import pytest
+from fixtures import scaled
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind
 from worker.core.claims.support import Finding, SourceIndex, SourceText, check_support
@@ -162,3 +165,33 @@ def test_a_source_gives_what_contains_its_dates_and_its_values_as_numbers() -> N
 
 def test_a_list_number_and_citation_tokens_are_no_values_of_the_unit() -> None:
     assert missing("1. Latency rose [OBS-9123].", "Latency rose.") == ()
+
+
+@pytest.mark.parametrize("spelled", ["0,10s", "1.50s", "0.10s", "1,90s", "19²0s"])
+def test_a_number_with_a_decades_s_that_is_no_decade_is_read_without_a_fault(spelled: str) -> None:
+    """``0,10s`` looked like ``1990s`` (four characters, a final 0, an ``s``) and ``int()`` of it
+    raised inside the core: the draft was dead-lettered as ``internal_error``."""
+    unit = f"Aurora waited near buoy {spelled}."
+    assert missing(unit, unit) == ()
+    assert missing(unit, "Aurora waited near buoy 7.") != ()
+
+
+#: Pieces a value may be made of: digits, separators, signs, currencies, suffixes, units, dates,
+#: number words and look-alike digits, joined at random.
+_PIECE_LIST = (
+    "0|1|9|10|1990|2026|,|.| |s|'s|%|-|+|$|€|k|M|bn|B|am|pm|:|Q|Q3|th|st|°C|°|/|–|to|and|Jan|"
+    "January|Sept.|mln|Mrd|half|nine|twenty|hundred|million|\u202f|&#8239;|(|)|'|’|x|in|mm|"
+    "ms|km|kg|h|T|Z|e|E|²|½|١|٠"
+)
+_PIECES = st.sampled_from(_PIECE_LIST.split("|"))
+_TEXT = st.lists(_PIECES, max_size=30).map("".join)
+
+
+@settings(max_examples=scaled(300), deadline=None)
+@given(_TEXT, _TEXT)
+def test_no_text_makes_the_value_reader_raise(unit: str, source: str) -> None:
+    """Whatever a unit and its source hold, the check returns a result: a fault in the core is
+    a dead letter for a draft that did nothing wrong."""
+    for claim, text in ((unit, source), (source, unit)):
+        result = check_support(claim, [SourceText(A, text)], SourceIndex())
+        assert isinstance(result.missing_numbers, tuple)

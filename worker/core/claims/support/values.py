@@ -323,7 +323,15 @@ def _number(text: str, start: int, before: str) -> Reading | None:
     kind = NUMBER
     if s is not None:
         if s.group("decade"):
-            if len(m.group(0)) == 4 and m.group(0)[-1] == "0" and not sign:
+            decade = m.group(0)
+            # ``1990s``: four digits; ``0,10s`` or ``1.50s`` is a number, not a decade.
+            if (
+                len(decade) == 4
+                and decade.isascii()
+                and decade.isdigit()
+                and decade[-1] == "0"
+                and not sign
+            ):
                 keys = tuple(dates.decade_keys(int(m.group(0))))
                 give: tuple[Key, ...] = (("dec", int(m.group(0))), ("n", m.group(0), ""),
                                          ("n", m.group(0), "*"))  # fmt: skip
