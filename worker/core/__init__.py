@@ -24,7 +24,8 @@ before it in this list: ``tests/unit/checkout/test_layers.py``):
   (§3-§6), their wire form, records and trace context.
 - ``evidence_store``: the one IO seam, what the stores know of each cited id (rule 4).
 - ``claims``: rule 7 (``markdown``, ``sentences``, ``units``, ``status``), rule 5's hidden
-  words (``hidden_words``) and its last check of what a reader is shown (``gate``), rule 6b
+  words (``hidden_words``), the redacted output (``redacted``) and its last check of what a
+  reader is shown (``gate``), rule 6b
   (``support``), rule 7b (``typed``), the tenant policy (``policy``).
 - ``envelope``: §2 and rule 1 (``draft``, ``canonical``).
 - ``verdict``: rules 1-7 on one draft, in two pure steps around the store look-up.
@@ -68,8 +69,8 @@ if TYPE_CHECKING:  # what mypy reads; at run time each name is loaded on first u
     from worker.core.citations.tokens import find_tokens
     from worker.core.claims.markdown import blocks
     from worker.core.claims.policy import PolicyBook, SupportPolicy, TenantPolicy
+    from worker.core.claims.redacted import HiddenRefs, hidden_of, remove_hidden
     from worker.core.claims.sentences import sentence_spans
-    from worker.core.claims.status import HiddenRefs, hidden_of, remove_hidden
     from worker.core.claims.support import (
         FAILING,
         Finding,
@@ -168,7 +169,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "worker.core.claims.markdown": ("blocks",),
     "worker.core.claims.policy": ("PolicyBook", "SupportPolicy", "TenantPolicy"),
     "worker.core.claims.sentences": ("sentence_spans",),
-    "worker.core.claims.status": ("HiddenRefs", "hidden_of", "remove_hidden"),
+    "worker.core.claims.redacted": ("HiddenRefs", "hidden_of", "remove_hidden"),
     "worker.core.claims.support": (
         "FAILING",
         "Finding",

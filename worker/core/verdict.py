@@ -60,12 +60,8 @@ from worker.core.citations.rendered import (
 )
 from worker.core.claims.gate import gate_claims, gate_output, gate_sources
 from worker.core.claims.policy import LostSupportPolicy, TenantPolicy
-from worker.core.claims.status import (
-    check_claim_units,
-    hidden_places,
-    lost_citation_keeps,
-    redact_output,
-)
+from worker.core.claims.redacted import hidden_places, redact_output
+from worker.core.claims.status import check_claim_units, lost_citation_keeps
 from worker.core.claims.support import SourceIndex, SupportResult
 from worker.core.claims.typed import ClaimCheck, check_claims, contradictions
 from worker.core.claims.units import ClaimUnit, claim_units

@@ -19,9 +19,9 @@ from worker.core import verdict
 from worker.core.citations.evidence import CitationRef, EvidenceKind
 from worker.core.citations.redaction import remove_tokens
 from worker.core.citations.tokens import Tokens, find_tokens
-from worker.core.claims import status as claim_status
+from worker.core.claims import redacted as claim_status
 from worker.core.claims.policy import LostSupportPolicy, TenantPolicy
-from worker.core.claims.status import hidden_places, redact_output
+from worker.core.claims.redacted import hidden_places, redact_output
 from worker.core.contract import LedgerOutcome
 from worker.core.messages.models import (
     CitationKey,
