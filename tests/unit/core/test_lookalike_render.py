@@ -22,12 +22,12 @@ from hypothesis import strategies as st
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind
 from worker.core.citations.extraction import scan_tokens
+from worker.core.citations.lookalike_units import fold as _fold
 from worker.core.citations.lookalikes import (
     _CLOSE_NAMES,
     _OPEN_NAMES,
     _OTHER_STARTS,
     BRACKET_LIKE,
-    _fold,
     lookalike_spans,
 )
 from worker.core.citations.redaction import remove_tokens, without_lookalikes

@@ -33,42 +33,18 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping
-from html import unescape
 from typing import Any
 
 from worker.core.citations.extraction import TOKEN_RE, walk_strings
-
-#: Bracket and dash look-alikes NFKC leaves alone.
-_FOLD = str.maketrans(
-    {
-        **dict.fromkeys("【〔〖〘〚⟦⁅❲⦋⦍⦏⟬⟮⸢⸤", "["),
-        **dict.fromkeys("】〕〗〙〛⟧⁆❳⦌⦎⦐⟭⟯⸣⸥", "]"),
-        **dict.fromkeys("‐‑‒–—―−⁃﹘", "-"),
-        # Latin look-alikes of the letters of OBS, DOC and EVT (case-folded targets).
-        **dict.fromkeys("ОоΟοՕօ", "o"),
-        **dict.fromkeys("СсϹϲ", "c"),
-        **dict.fromkeys("ЕеΕ", "e"),
-        **dict.fromkeys("ТтΤτ", "t"),
-        **dict.fromkeys("ВвΒβ", "b"),
-        **dict.fromkeys("Ѕѕ", "s"),
-        **dict.fromkeys("ԀԁᎠ", "d"),
-        **dict.fromkeys("ѴѵνⅤⅴ", "v"),
-        # Small capitals, and Cherokee, Lisu and Coptic letters drawn like the Latin ones.
-        **dict.fromkeys("ᴅꓓ", "d"),
-        **dict.fromkeys("ᴏꓳⲞⲟ", "o"),
-        **dict.fromkeys("ᴄᏟꓚⲤⲥ", "c"),
-        **dict.fromkeys("ᴇᎬꓰ", "e"),
-        **dict.fromkeys("ᴛᎢꓔⲦ", "t"),
-        **dict.fromkeys("ᴠᏙꓦ", "v"),
-        **dict.fromkeys("ʙᏴꓐ", "b"),
-        **dict.fromkeys("ꜱᏚꓢ", "s"),
-        # A blank a renderer draws as a space.
-        "\u2800": " ",
-    }
+from worker.core.citations.lookalike_units import (
+    DROP,
+    FOLD,
+    IGNORABLE,
+    REFERENCE,
+    fold,
+    read_unit,
 )
-#: Default-ignorable code points (Unicode's ``Default_Ignorable_Code_Point``, drawn as nothing)
-#: that are neither format characters nor marks: the Hangul fillers and unassigned ones.
-_IGNORABLE = re.compile("[\u115f\u1160\u3164\uffa0\u2065\ufff0-\ufff8\U000e0000-\U000e0fff]")
+
 #: An ASCII ``[`` that does not open a real token (the look-ahead keeps real tokens, the common
 #: case, out of the Python loop). One literal-prefix search: alternatives would cost ~5 x more.
 #: What can never follow the ``[`` of a look-alike (JSON's own arrays start ``[{``, ``["``,
@@ -77,36 +53,19 @@ _OPEN = re.compile(r"\[(?!(?:OBS|DOC|EVT)-[0-9]++\]|[{\"\[\]0-9,])")
 _OPEN_BYTES = re.compile(_OPEN.pattern.encode())
 #: A token of the grammar, of any length (``x`` stands for one where no look-alike may hold it).
 _REAL_TOKEN = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]++\]")
-#: Every character but ``[`` that ``_fold`` turns into one or more ``[`` (a test enumerates them).
+#: Every character but ``[`` that ``fold`` turns into one or more ``[`` (a test enumerates them).
 _OTHER_STARTS = (
     "\uff3b\ufe47【〔〖〘〚⟦⁅❲⦋⦍⦏⟬⟮⸢⸤\ufe17\ufe39\ufe3b\ufe5d\U0001f12a"
     "\U0001f240\U0001f241\U0001f242\U0001f243\U0001f244\U0001f245\U0001f246\U0001f247"
     "\U0001f248"
 )
-#: Every character but ``]`` that ``_fold`` turns into ``]`` (the same test).
+#: Every character but ``]`` that ``fold`` turns into ``]`` (the same test).
 _OTHER_ENDS = (
     "\uff3d\ufe48】〕〗〙〛⟧⁆❳⦌⦎⦐⟭⟯⸣⸥\ufe18\ufe3a\ufe3c\ufe5e\U0001f12a" + _OTHER_STARTS[-9:]
 )
 #: Every character that reads as a square bracket once folded: a text without any of these (nor
 #: ``&`` and ``\\``, which can spell one) holds no look-alike.
 BRACKET_LIKE = "[]" + _OTHER_STARTS + _OTHER_ENDS
-#: One character reference or backslash escape of the text, decoded as a unit.
-_REFERENCE = r"&(?:#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,8}|[A-Za-z][A-Za-z0-9]{1,31});?"
-_ESCAPE = re.compile(_REFERENCE + r"|\\(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[!-/:-@\[-`{-~]|\r?\n)")
-#: Inline HTML a renderer draws as nothing (a tag, a comment) inside a look-alike:
-#: ``[DOC-<b>5</b>]`` shows ``[DOC-5]``. Bounded, and holding no bracket, so a try that skips
-#: one never reads past a place another try starts from (see ``_match_at``).
-_TAG_BODY = r"[^<>\[\]\n]"
-_HTML = re.compile(
-    rf"</?[A-Za-z][A-Za-z0-9-]{{0,31}}(?:[\s/]{_TAG_BODY}{{0,256}})?>"
-    rf"|<!--(?:-?>|{_TAG_BODY}{{0,256}}-->)"
-)
-#: The same in an output's JSON text, where the tag's characters may be escaped (at most six
-#: characters each, ``\u0001``): never misses what ``_HTML`` finds in the string.
-_HTML_JSON = re.compile(
-    rf"</?[A-Za-z][A-Za-z0-9-]{{0,31}}(?:[\s/]{_TAG_BODY}{{0,1536}})?>"
-    rf"|<!--(?:-?>|{_TAG_BODY}{{0,1536}}-->)"
-)
 #: Where a character reference or escape can spell a bracket. Names: every HTML5 entity whose
 #: character folds to one; numbers: every BMP code point that does (a test checks both lists).
 _OPEN_CODES = [ord("[")] + [ord(c) for c in _OTHER_STARTS if ord(c) <= 0xFFFF]
@@ -131,16 +90,11 @@ _CLOSE_HEX4 = "(?i:" + "|".join(f"{c:04x}" for c in _CLOSE_CODES) + ")"
 _ESCAPED_OPEN = re.compile(rf"{_OPEN_REFS}|\\(?:\[|u{_OPEN_HEX4}|x5[bB])")
 #: The same in JSON text: a reference, or JSON's own ``\\u`` escape of an opening bracket.
 _ESCAPED_OPEN_JSON = re.compile(rf"{_OPEN_REFS}|\\u{_OPEN_HEX4}")
-#: A JSON string escape (in an output's JSON text, where a literal backslash is ``\\\\``).
-_JSON_ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
-_JSON_SIMPLE = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", '"': '"', "/": "/"}
 _KINDS = frozenset({"obs", "doc", "evt"})
 #: How many tries ``json_may_hold`` runs in Python before it answers "maybe".
 _JSON_TRIES = 64
 #: Inline Markdown a renderer turns into formatting, not text, inside a look-alike.
 _INLINE_MARKS = frozenset("*~`")
-_DROP = frozenset({"Cf", "Mn"})
-_folded: dict[str, str] = {}
 
 
 def _plain_patterns(json: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
@@ -180,7 +134,7 @@ def _plain_patterns(json: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
         rf"(?:[oO]{in_kind}[bB]{in_kind}[sS]|[dD]{in_kind}[oO]{in_kind}[cC]"
         rf"|[eE]{in_kind}[vV]{in_kind}[tT])"
     )
-    opens = "\\[" + "".join(c for c in _OTHER_STARTS if _fold(c) == "[")
+    opens = "\\[" + "".join(c for c in _OTHER_STARTS if fold(c) == "[")
     digit = "[0-9]" if json else r"\d"  # ``isdecimal``: any script's decimal digits
     digits = rf"{digit}(?:(?:[*~`_]|{tag})*+{digit})*+"
     full = rf"[{opens}]{free}{kind}{after_kind}(?:-{free})?{digits}{free}\]"
@@ -191,9 +145,9 @@ def _plain_patterns(json: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
     # own (so tries read disjoint stretches, as ``_match_at``'s do).
     escaped_open = (_ESCAPED_OPEN_JSON if json else _ESCAPED_OPEN).pattern
     not_bracket = f"(?!{closing}|{escaped_open})"
-    decoded = rf"(?:[^\x00-\x7f{brackets}]|{not_bracket}{_REFERENCE}|{not_bracket}{escape})"
+    decoded = rf"(?:[^\x00-\x7f{brackets}]|{not_bracket}{REFERENCE}|{not_bracket}{escape})"
     unit = f"(?:{plain}|{decoded})"
-    ends = "".join(c for c in _OTHER_ENDS if _fold(c) == "]")
+    ends = "".join(c for c in _OTHER_ENDS if fold(c) == "]")
     end = rf"(?:\]|[{ends}]|{closing})"
     odd_opens = opens.removeprefix("\\[")
     viable = (
@@ -297,16 +251,16 @@ _drop_table: dict[int, None] = {}
 
 
 def _fold_all(text: str) -> str:
-    """``_fold`` of every character of ``text`` in one go: the same characters, since each step
+    """``fold`` of every character of ``text`` in one go: the same characters, since each step
     maps characters one by one (NFKD only reorders marks, which go)."""
     if not _drop_table:  # built on first use: one pass over the code points (~0.1 s)
         category = unicodedata.category
         for cp in range(0x80, 0x110000):
             c = chr(cp)
-            if category(c) in _DROP or _IGNORABLE.match(c):
+            if category(c) in DROP or IGNORABLE.match(c):
                 _drop_table[cp] = None
     nfkd = unicodedata.normalize
-    folded = nfkd("NFKD", text.translate(_FOLD)).casefold().translate(_FOLD)
+    folded = nfkd("NFKD", text.translate(FOLD)).casefold().translate(FOLD)
     return nfkd("NFKD", folded).translate(_drop_table)
 
 
@@ -345,7 +299,7 @@ def _match_at(text: str, at: int, *, json: bool) -> int | None:
     state, kind, i, n = 0, "", at, len(text)
     line_start, last = False, ""
     while i < n:
-        unit_end, chars = _unit(text, i, json)
+        unit_end, chars = read_unit(text, i, json)
         if state == 0 and not chars:
             # The first unit must read ``[``: a try from an ignorable unit (``&#8203;``) would
             # read on over every ignorable one after it, and a run of them would make every
@@ -405,56 +359,7 @@ def _KINDS_PREFIX(kind: str) -> bool:  # noqa: N802 - reads as the set it tests
     return any(k.startswith(kind) for k in _KINDS)
 
 
-def _unit(text: str, i: int, json: bool) -> tuple[int, str]:
-    """The end of the unit at ``i`` and its decoded, folded characters (ignorable ones left out)."""
-    c = text[i]
-    if c == "\\" and json:
-        m = _JSON_ESCAPE.match(text, i)
-        if m is None:
-            return i + 1, c
-        unit = m.group()
-        raw = chr(int(unit[2:], 16)) if unit[1] == "u" else _JSON_SIMPLE.get(unit[1], unit[1])
-        return m.end(), _fold(raw)
-    if c in "&\\":
-        m = _ESCAPE.match(text, i)
-        if m is not None:
-            return m.end(), _fold(_unescape(m.group()))
-    elif c == "<":
-        m = (_HTML_JSON if json else _HTML).match(text, i)
-        if m is not None:
-            return m.end(), ""
-    return i + 1, _fold(c)
-
-
-def _unescape(unit: str) -> str:
-    if unit[0] == "&":
-        return unescape(unit)
-    if unit[1] in "ux" and len(unit) in (4, 6):
-        return chr(int(unit[2:], 16))
-    return unit[1:]
-
-
-def _fold(piece: str) -> str:
-    """NFKD, case folding and the look-alike table; format characters, marks (so accents:
-    ``Ö`` is ``o``) and other default-ignorable characters dropped."""
-    if piece.isascii():
-        return piece.lower()
-    out = _folded.get(piece)
-    if out is None:
-        parts = []
-        for ch in piece:
-            if unicodedata.category(ch) in _DROP or _IGNORABLE.match(ch):
-                continue
-            f = unicodedata.normalize("NFKD", ch.translate(_FOLD)).casefold().translate(_FOLD)
-            f = unicodedata.normalize("NFKD", f)  # case folding may compose again
-            parts.append("".join(x for x in f if unicodedata.category(x) not in _DROP))
-        out = "".join(parts)
-        if len(_folded) < 4096:
-            _folded[piece] = out
-    return out
-
-
 _FULL, _VIABLE = _plain_patterns(json=False)
 _FULL_JSON, _VIABLE_JSON = _plain_patterns(json=True)
 #: The characters the fast path opens with: ``[`` and its one-character look-alikes.
-_PLAIN_OPENS = frozenset(c for c in "[" + _OTHER_STARTS if _fold(c) == "[")
+_PLAIN_OPENS = frozenset(c for c in "[" + _OTHER_STARTS if fold(c) == "[")
