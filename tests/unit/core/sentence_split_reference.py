@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from worker.core.citations.extraction import scan_tokens
-from worker.core.claims.sentences import BEFORE_NUMBER, NEVER_END, UNLESS_CAPITAL
+from worker.core.claims.stops import BEFORE_NUMBER, NEVER_END, UNLESS_CAPITAL
 
 CLOSERS = "\"'”’»)]*_」』）】》〉"
 TERMINATORS = ".!?…‽。！？"
