@@ -245,7 +245,7 @@ def link_nesting() -> Iterator[str]:
 
 def empty_items() -> Iterator[str]:
     """Empty list items over a line of whitespace reaching their content column: cmark-gfm keeps
-    each open, so the reader reads the text twice (``worker.core.claims.markdown._NOT_BLANK``)."""
+    each open, so the reader reads the text twice (``worker.core.claims.cmark_gfm.NOT_BLANK``)."""
     while True:
         yield "- \n \t\n"
 

@@ -40,6 +40,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from worker.core.claims import markdown as markdown_module
+from worker.core.claims import markdown_reader
 from worker.core.claims.markdown import blocks, mask
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "commonmark"
@@ -303,7 +304,7 @@ def test_the_spec_data_is_complete() -> None:
 
 
 #: Shapes where pulldown-cmark alone reads other blocks than cmark-gfm, which the reader
-#: follows (``markdown._NOT_BLANK``): each must give exactly cmark-gfm's blocks.
+#: follows (``cmark_gfm.NOT_BLANK``): each must give exactly cmark-gfm's blocks.
 SEEDS = [
     # a line of only a form feed (or vertical tab): text to cmark-gfm, blank to pulldown-cmark
     "Intro [OBS-1].\n\n\f\n    Falcon is priced at 4.2B.\n",
@@ -336,8 +337,8 @@ def pyromark_alone(markdown: str) -> Counter[tuple[str, str]]:
     markdown_module.blocks.cache_clear()  # memoised: read it afresh, then forget this reading
     try:
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(markdown_module, "_NOT_BLANK", {})
-            patch.setattr(markdown_module, "_EMPTY_ITEM_RE", re.compile("(?!)"))
+            patch.setattr(markdown_module, "NOT_BLANK", {})
+            patch.setattr(markdown_reader, "EMPTY_ITEM_RE", re.compile("(?!)"))
             return reader_blocks(markdown)
     finally:
         markdown_module.blocks.cache_clear()

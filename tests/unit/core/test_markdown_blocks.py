@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from worker.core.claims import markdown as markdown_blocks
 from worker.core.claims.markdown import BLOCK_STARTS, Block, blocks, mask
+from worker.core.claims.markdown_reader import Reader
 from worker.core.claims.sentences import has_assertion, sentence_spans
 
 FALCON = "Falcon is priced at 4.2B [DOC-9]."
@@ -169,7 +170,7 @@ def test_the_one_line_fast_path_is_what_the_parser_gives(line: str) -> None:
         return
     fast = blocks(line)
     assert len(fast) == 1
-    reader = markdown_blocks._Reader(line)  # the parser's reading, bypassing the fast path
+    reader = Reader(line)  # the parser's reading, bypassing the fast path
     reader.read()
     parsed = markdown_blocks._to_str_offsets(line, reader.blocks)
     assert len(parsed) <= 1
@@ -238,7 +239,7 @@ def test_plain_paragraphs_without_the_parser_are_what_the_parser_gives(text: str
     fast = markdown_blocks._plain_paragraphs(text)
     if fast is None or not text:
         return
-    reader = markdown_blocks._Reader(text)
+    reader = Reader(text)
     reader.read()
     parsed = markdown_blocks._to_str_offsets(text, reader.blocks)
     assert [[(s, text[s:e].rstrip()) for s, e in b.segments] for b in fast] == [
