@@ -27,22 +27,31 @@ the digits are the skeletons of ``0``-``9`` (so ``O`` reads as zero and ``l`` as
   what rule 5 never lets through to a reader.
 
 Linear: one C-level render, one C-level strip and one translation of the text, then one regex.
+
+This module is the API: the look-alike checks and the render gate; the reader's form of
+characters is ``reading``, the visible text ``visible``.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from html import unescape
 from typing import Any, NamedTuple
 
-import cmarkgfm
-import icu
-
-from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.citations.evidence import CitationRef
 from worker.core.citations.extraction import TOKEN_RE, walk_strings
+from worker.core.citations.reading import (
+    ASCII_BYTES,
+    REORDERS,
+    SKELETON_SOURCE,
+    TABLE,
+    reader_form,
+    readings,
+    ref_of,
+    token_readings,
+)
+from worker.core.citations.visible import views, visible_text
 
 __all__ = [
     "SKELETON_SOURCE",
@@ -58,313 +67,13 @@ __all__ = [
     "visible_text",
 ]
 
-#: Where the confusable skeletons come from (``docs/decisions.md`` records it).
-SKELETON_SOURCE = f"ICU {icu.ICU_VERSION} (Unicode {icu.UNICODE_VERSION}) SpoofChecker"
-
-_OPTIONS = cmarkgfm.Options.CMARK_OPT_UNSAFE  # raw HTML passes through: the worst case
-_EXTENSIONS = ("table",)
-#: cmark-gfm's own tags (the source held no ``<``): those with an ``alt`` or ``title``, and all.
-_SHOWING_TAG = re.compile(r"<[^>]*\s(?:alt|title)=[^>]*>")
-_PLAIN_TAG = re.compile(r"<[^>]*>")
-#: An ``alt`` (shown in an image's place) or ``title`` (shown apart, as a tooltip) attribute,
-#: as cmark-gfm writes it (double quotes) or a raw HTML author may (single quotes, none).
-_SHOWN_ATTRIBUTE = re.compile(
-    r"""\s(alt|title)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.IGNORECASE
-)
-_BIDI = icu.Bidi.DO_MIRRORING | icu.Bidi.REMOVE_BIDI_CONTROLS
-_SPOOF = icu.SpoofChecker()
-#: Bracket look-alikes NFKC and the skeletons leave apart from ``[`` and ``]``.
-_OPEN_LIKE = "【〔〖〘〚⟦⁅❲⦋⦍⦏⟬⟮⸢⸤︗︹︻﹝"
-_CLOSE_LIKE = "】〕〗〙〛⟧⁆❳⦌⦎⦐⟭⟯⸣⸥︘︺︼﹞"
-#: Dashes and what is drawn as one (Unicode's ``Pd``, minus signs, box-drawing rules, the
-#: modifier minus, the prolonged sound mark the skeletons map ``—`` to).
-DASH_LIKE = (
-    "-\u058a\u05be\u1400\u1806\u2010\u2011\u2012\u2013\u2014\u2015\u2e17\u2e1a\u2e3a\u2e3b"
-    "\u2e40\u2e5d\u301c\u3030\u30a0\ufe31\ufe32\ufe58\ufe63\uff0d\U00010ead"
-    "\u2212\u02d7\u2500\u2501\u2043\u30fc\uff70\u2796\u23af\u2014\u207b\u208b"
-)
-#: Default-ignorable code points that are neither format characters nor marks (drawn as
-#: nothing): the Hangul fillers, unassigned ones.
-_IGNORABLE = re.compile("[\u115f\u1160\u3164\uffa0\u2065\ufff0-\ufff8\U000e0000-\U000e0fff]")
-_DROP = frozenset({"Cf", "Mn", "Me"})
-
-
-def _skeleton(c: str) -> str:
-    """One character's confusable skeleton, case-folded (twice: folding may change which
-    prototype applies, ``I`` -> ``l`` must come before folding)."""
-    once = _SPOOF.getSkeleton(0, c).casefold()
-    return "".join(_SPOOF.getSkeleton(0, x).casefold() for x in once)
-
-
-def _reader_char(c: str) -> str:
-    """The reader's form of one character (see the module docstring)."""
-    normal = unicodedata.normalize("NFKC", c)
-    if normal != c:
-        return "".join(map(_reader_char, normal))
-    if c == "\n":
-        return "\n"
-    if c.isspace() or c == "\u2800":  # a Braille blank is drawn as a space
-        return " "
-    if unicodedata.category(c) in _DROP or _IGNORABLE.match(c):
-        return ""
-    if c in _OPEN_LIKE:
-        return "["
-    if c in _CLOSE_LIKE:
-        return "]"
-    if c in DASH_LIKE:
-        return "-"
-    digit = unicodedata.decimal(c, None)
-    if digit is not None:
-        c = str(digit)
-    folded = _skeleton(c)
-    return "".join("-" if x in _DASH_FORMS else x for x in folded)
-
-
-class _ReaderTable(dict[int, str]):
-    """``str.translate``'s table of the reader's form, filled on first sight of a character."""
-
-    def __missing__(self, code: int) -> str:
-        form = _reader_char(chr(code))
-        self[code] = form
-        return form
-
-
-_DASH_FORMS = frozenset(_skeleton(c) for c in DASH_LIKE) - {""}
-_TABLE = _ReaderTable()
-for _code in range(128):  # ASCII up front, one character each (``m`` is no ``rn`` here)
-    _form = _reader_char(chr(_code))
-    _TABLE[_code] = _form if len(_form) == 1 else chr(_code).casefold()
-#: The same for ASCII text as a byte table: ``bytes.translate`` runs in C, one step a byte.
-_ASCII_TABLE = bytes(ord(_TABLE[_code]) for _code in range(128)) + bytes(range(128, 256))
-#: The digits in the reader's form, and the value each one reads as.
-_DIGIT_OF = {_TABLE[ord(d)]: d for d in "0123456789"}
-_DIGITS = "".join(sorted(_DIGIT_OF))
-#: A citation as the reader's form shows it.
-_READING = re.compile(rf"\[\s*(obs|doc|evt)\s*(?:-\s*)?([{re.escape(_DIGITS)}]+)\s*\]")
-_KINDS = {"obs": EvidenceKind.OBS, "doc": EvidenceKind.DOC, "evt": EvidenceKind.EVT}
-_TO_ASCII_DIGITS = str.maketrans(_DIGIT_OF)
-_READER_DIGITS = str.maketrans({d: r for r, d in _DIGIT_OF.items()})
-_ASCII_BYTES = bytes(range(128))
-_RUNS = re.compile(r"[\x00-\x7f]+|[^\x00-\x7f]+")
-#: Characters that can make a line's drawn order differ from its logical order: right-to-left
-#: letters and digits (Hebrew, Arabic, Syriac, Thaana, N'Ko...) and the explicit bidi controls.
-#: Without any, a left-to-right paragraph is drawn in logical order.
-_REORDERS = re.compile(
-    "[\u0590-\u08ff\u200e\u200f\u202a-\u202e\u2066-\u2069\ufb1d-\ufdff\ufe70-\ufefc"
-    "\U00010800-\U00010fff\U0001e800-\U0001efff]"
-)
-
-
-def reader_form(text: str) -> str:
-    """``text`` as a reader reads it, for comparison (see the module docstring)."""
-    if text.isascii():
-        return text.encode().translate(_ASCII_TABLE).decode()
-    # ASCII runs in C, the rest through the table (most text is mostly ASCII).
-    return "".join(
-        run.encode().translate(_ASCII_TABLE).decode() if run.isascii() else run.translate(_TABLE)
-        for run in _RUNS.findall(unicodedata.normalize("NFKC", text))
-    )
-
-
-def visible_text(markdown: str) -> str:
-    """What cmark-gfm's rendering of ``markdown`` shows, markup removed as the most lenient
-    reader removes it (see the module docstring)."""
-    return _visible(_render(markdown), raw="<" in markdown)[0]
-
-
-def _render(markdown: str) -> str:
-    html: str = cmarkgfm.markdown_to_html_with_extensions(
-        markdown, options=_OPTIONS, extensions=_EXTENSIONS
-    )
-    return html
-
-
-def _visible(html: str, *, raw: bool = True) -> list[str]:
-    """The texts ``html`` shows: markup removed leniently and, where raw HTML may hold a quoted
-    ``>``, as a browser's tokenizer removes it; references decoded; ``title`` values after a
-    NUL (no citation reads across one). ``raw``: the source may hold raw HTML (a ``<``);
-    without, every tag is cmark-gfm's own, closed and quoting nothing but escaped text, and
-    two C-level substitutions remove them."""
-    if "<" not in html:
-        return [unescape(html) if "&" in html else html]
-    if not raw:
-        titles: list[str] = []
-
-        def shown(match: re.Match[str]) -> str:
-            alt: list[str] = []
-            for name, a, b, c in _SHOWN_ATTRIBUTE.findall(match.group()):
-                (alt if name.lower() == "alt" else titles).append(a or b or c)
-            return "".join(alt)
-
-        text = _PLAIN_TAG.sub("", _SHOWING_TAG.sub(shown, html))
-        text = "\0".join([text, *titles])
-        return [unescape(text) if "&" in text else text]
-    readings = [False]
-    if "'" in html or '"' in html:  # cmark-gfm's own attributes hold no ``>``: one reading
-        readings.append(True)
-    out: list[str] = []
-    for quoted in readings:
-        pieces, titles = _strip(html, quoted=quoted)
-        text = "\0".join(["".join(pieces), *titles])
-        out.append(unescape(text) if "&" in text else text)
-    return out
-
-
-class _Next:
-    """The next place of a needle at or after a position, found with ``str.find`` and kept, so
-    that the searches of one scan never read a stretch twice (linear however many openers lack
-    their closer: once a needle is absent after a place, it is absent after every later one)."""
-
-    __slots__ = ("at", "needle", "text")
-
-    def __init__(self, text: str, needle: str) -> None:
-        self.text, self.needle, self.at = text, needle, -2  # -2: not searched yet
-
-    def __call__(self, pos: int) -> int:
-        at = self.at
-        if at == -1 or at >= pos:
-            return at
-        self.at = self.text.find(self.needle, pos)
-        return self.at
-
-
-def _strip(html: str, *, quoted: bool) -> tuple[list[str], list[str]]:
-    """The text of ``html`` outside markup (see the module docstring), and its ``title`` values.
-    A comment ends at its first ``-->`` or ``--!>`` (or at once: ``<!-->``, ``<!--->``); any
-    other construct a browser reads as markup (``<`` then a letter, ``/``, ``!`` or ``?``) at
-    its first ``>`` or, ``quoted``, at its first ``>`` outside a quoted attribute value. One
-    without its end stays text. One pass: every search goes forward (``_Next``)."""
-    pieces: list[str] = []
-    titles: list[str] = []
-    find = html.find
-    greater = _Next(html, ">")
-    comment_end, bang_end = _Next(html, "-->"), _Next(html, "--!>")
-    quotes = {'"': _Next(html, '"'), "'": _Next(html, "'")}
-    tries = _PATTERN_TRIES
-    match = _QUOTED_TAG.match
-    pos = scan = 0
-    while (lt := find("<", scan)) >= 0:
-        after = html[lt + 1 : lt + 2]
-        end = -1
-        if after == "!" and html.startswith("<!--", lt):
-            if html.startswith(">", lt + 4) or html.startswith("->", lt + 4):
-                end = lt + 5 if html[lt + 4] == ">" else lt + 6
-            else:
-                ends = [
-                    e + k for e, k in ((comment_end(lt + 4), 3), (bang_end(lt + 4), 4)) if e >= 0
-                ]
-                end = min(ends) if ends else -1
-        elif after in _TAG_STARTS:
-            if not quoted or after in "!?":  # a declaration or PI is a bogus comment
-                end = _after(greater(lt + 1))
-            elif tries > 0 and (whole := match(html, lt)) is not None:
-                end = whole.end()  # a well-formed tag, read in C
-            else:
-                # The scanner: where the pattern fails (an unclosed value), and for every tag
-                # once it failed often (a failing match may read to the end: bounded tries).
-                tries -= 1
-                end = _tag_end(html, lt, greater, quotes)
-        if end < 0:  # text: no construct here
-            scan = lt + 1
-            continue
-        if lt > pos:
-            pieces.append(html[pos:lt])
-        if "=" in html[lt:end] and after != "!":
-            markup = html[lt:end]
-            if _SHOWS.search(markup):
-                for name, a, b, c in _SHOWN_ATTRIBUTE.findall(markup):
-                    (pieces if name.lower() == "alt" else titles).append(a or b or c)
-        pos = scan = end
-    pieces.append(html[pos:])
-    return pieces, titles
-
-
-#: What may follow ``<`` in markup a browser reads: an ASCII letter, ``/``, ``!`` or ``?``.
-_TAG_STARTS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ/!?")
-
-
-#: A well-formed tag as a browser's tokenizer reads it (quoted values may hold ``>``), and how
-#: many times ``_strip`` may see it fail before it reads every tag with the scanner.
-_QUOTED_TAG = re.compile(r"""</?[A-Za-z][^\s/>]*+(?:[^>"']++|"[^"]*+"|'[^']*+')*+>""")
-_PATTERN_TRIES = 64
-#: An ``alt`` or ``title`` attribute may be in a tag.
-_SHOWS = re.compile(r"(?i)(?:alt|title)\s*=")
-
-
-def _after(at: int) -> int:
-    return at + 1 if at >= 0 else -1
-
-
-def _tag_end(html: str, lt: int, greater: _Next, quotes: dict[str, _Next]) -> int:
-    """Where the tag at ``lt`` ends as a browser's tokenizer ends it: at the first ``>`` outside
-    a quoted attribute value (a value opens with a quote right after ``=`` and blanks); ``-1``
-    where it does not end (an unclosed value or no ``>``)."""
-    if html[lt + 1] in "!?":  # a declaration or processing instruction: a bogus comment
-        return _after(greater(lt + 1))
-    at = lt + 1
-    while True:
-        gt = greater(at)
-        if gt < 0:
-            return -1
-        eq = html.find("=", at, gt)
-        if eq < 0:
-            return gt + 1
-        value = eq + 1
-        while value < gt and html[value] in " \t\n\r\f":
-            value += 1
-        quote = html[value]
-        if value < gt and quote in quotes:
-            close = quotes[quote](value + 1)
-            if close < 0:
-                return -1
-            at = close + 1
-        else:  # unquoted (it holds no ``>``) or empty: read on from the value
-            at = max(value, eq + 1)
-
-
-def _views(markdown: str) -> list[str]:
-    """The reader's forms of what ``markdown`` shows: in logical order and, for text that may
-    hold right-to-left characters or bidi controls, in the order it is drawn."""
-    views: list[str] = []
-    for shown in _visible(_render(markdown), raw="<" in markdown):
-        views.append(reader_form(shown))
-        if not shown.isascii() and _REORDERS.search(shown):
-            bidi = icu.Bidi()
-            bidi.setPara(icu.UnicodeString(shown), icu.Bidi.DEFAULT_LTR)
-            drawn = str(bidi.writeReordered(_BIDI))
-            if drawn != shown:
-                views.append(reader_form(drawn))
-    return views
-
 
 def shown_citations(markdown: str) -> list[Counter[CitationRef]]:
-    """How many times each citation shows in each view of ``markdown`` (see ``_views``)."""
+    """How many times each citation shows in each view of ``markdown`` (see ``views``)."""
     return [
-        Counter({_ref(reading): n for reading, n in _readings(view).items()})
-        for view in _views(markdown)
+        Counter({ref_of(reading): n for reading, n in readings(view).items()})
+        for view in views(markdown)
     ]
-
-
-#: A citation read in the reader's form: its kind and its digits, both in that form.
-_Reading = tuple[str, str]
-
-
-def _readings(view: str) -> Counter[_Reading]:
-    return Counter(_READING.findall(view)) if "[" in view else Counter()
-
-
-def _ref(reading: _Reading) -> CitationRef:
-    kind, digits = reading
-    return CitationRef(_KINDS[kind], int(digits.translate(_TO_ASCII_DIGITS)))
-
-
-def _tokens(text: str) -> Counter[_Reading]:
-    """The tokens of ``text`` as readings (so a token and what shows of it compare equal)."""
-    if "[" not in text:
-        return Counter()
-    return Counter(
-        (kind.lower(), digits.translate(_READER_DIGITS)) for kind, digits in TOKEN_RE.findall(text)
-    )
 
 
 def may_show_more(text: str, tokens: int | None = None) -> bool:
@@ -386,8 +95,8 @@ def may_show_more(text: str, tokens: int | None = None) -> bool:
         return True
     if text.isascii():
         return False
-    table = _TABLE
-    others = text.encode().translate(None, _ASCII_BYTES).decode()  # in C: the non-ASCII ones
+    table = TABLE
+    others = text.encode().translate(None, ASCII_BYTES).decode()  # in C: the non-ASCII ones
     for code in set(map(ord, others)):
         form = table[code]
         if "[" in form or "]" in form:
@@ -418,10 +127,10 @@ def json_may_show_more(text: bytes) -> bool:
         return True
     if text.isascii():
         return False
-    others = text.translate(None, _ASCII_BYTES).decode()
-    if _REORDERS.search(others):  # drawn right to left, ``[10018-SBO]`` reads forwards
+    others = text.translate(None, ASCII_BYTES).decode()
+    if REORDERS.search(others):  # drawn right to left, ``[10018-SBO]`` reads forwards
         return True
-    table = _TABLE
+    table = TABLE
     return any("[" in table[c] or "]" in table[c] for c in set(map(ord, others)))
 
 
@@ -432,14 +141,14 @@ def shows_lookalike(text: str, *, always: bool = False, tokens: int | None = Non
     ``tokens``: its count of tokens, where the caller has it."""
     if not always and not may_show_more(text, tokens):
         return False
-    own = _tokens(text)
+    own = token_readings(text)
     if any(
-        count > own[reading] for view in _views(text) for reading, count in _readings(view).items()
+        count > own[reading] for view in views(text) for reading, count in readings(view).items()
     ):
         return True
     # A token where the reader never sees it (a comment, an attribute) must not pay for a
     # look-alike of its id that shows: with every token blanked, nothing may read as one.
-    return bool(own) and any(_readings(view) for view in _views(_blank_tokens(text)))
+    return bool(own) and any(readings(view) for view in views(_blank_tokens(text)))
 
 
 def _blank_tokens(text: str) -> str:
@@ -510,7 +219,7 @@ class RenderGate(NamedTuple):
         if (
             "[" in text
             and any(mark in text for mark in self.marks)
-            and not self.hidden.isdisjoint(map(_ref, _tokens(text)))
+            and not self.hidden.isdisjoint(map(ref_of, token_readings(text)))
         ):
             return True
         if not may_show_more(text):  # what shows of a citation is its own tokens
@@ -518,10 +227,10 @@ class RenderGate(NamedTuple):
                 return False
             if _LINKED_TOKEN.search(text) is None:  # and its words are the raw text's
                 return self._names_title(_raw_words(text))
-        own = _tokens(text)
-        for view in _views(text):
-            for reading, count in _readings(view).items():
-                if count > own[reading] or _ref(reading) in self.hidden:
+        own = token_readings(text)
+        for view in views(text):
+            for reading, count in readings(view).items():
+                if count > own[reading] or ref_of(reading) in self.hidden:
                     return True
             if self.titles and self._names_title([_words(view)]):
                 return True
@@ -535,7 +244,7 @@ class RenderGate(NamedTuple):
             return False
         if not may_show_more(text) and _LINKED_TOKEN.search(text) is None:
             return self._names_title(_raw_words(text))
-        return any(self._names_title([_words(view)]) for view in _views(text))
+        return any(self._names_title([_words(view)]) for view in views(text))
 
     def _names_title(self, texts: list[str]) -> bool:
         return any(title in text for text in texts for title in self.titles)
