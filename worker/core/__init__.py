@@ -18,16 +18,20 @@ before it in this list: ``tests/unit/checkout/test_layers.py``):
 - ``contract``, ``failures``: the vocabulary (classes, outcomes, topics, headers) and failures.
 - ``citations``: rule 3 (``tokens``, ``extraction``), rule 4's values (``evidence``), rule 6
   (``quotes``), rule 5's removal (``redaction``), rules 2 and 5's look-alikes (``lookalikes``
-  on the raw text, ``rendered`` on what cmark-gfm shows).
+  on the raw text, ``rendered`` on what cmark-gfm shows: ``visible``, in the reader's form of
+  ``reading``).
 - ``outputs``: rule 2, the agent-output schemas and their validation.
 - ``messages``: the grounded answer, regenerate request, could-not-ground event and ledger batch
   (§3-§6), their wire form, records and trace context.
 - ``evidence_store``: the one IO seam, what the stores know of each cited id (rule 4).
-- ``claims``: rule 7 (``markdown``, ``sentences``, ``units``, ``status``), rule 5's hidden
-  words (``hidden_words``), the redacted output (``redacted``) and its last check of what a
-  reader is shown (``gate``), rule 6b
-  (``support``), rule 7b (``typed``), the tenant policy (``policy``).
+- ``claims``: rule 7 (``markdown``, read by ``markdown_reader`` with ``cmark_gfm`` and
+  ``html_text``; ``sentences``, with its stop grammar ``stops`` and ``pairs``; ``units``,
+  ``status``), rule 5's hidden words (``hidden_words``), the redacted output (``redacted``) and
+  its last check of what a reader is shown (``gate``), rule 6b (``support``), rule 7b
+  (``typed``), the tenant policy (``policy``).
 - ``envelope``: §2 and rule 1 (``draft``, ``canonical``).
+- ``cited_sources``: rules 4-6 per cited id once the stores answered (resolution failures, the
+  published parts, source texts, rule 5's render gate over them).
 - ``verdict``: rules 1-7 on one draft, in two pure steps around the store look-up.
 - ``turns``: rule 8, the turn state machine, its control records, deadlines and event ids.
 - ``grounding``: one draft through the batch (``admit``, ``judge``).

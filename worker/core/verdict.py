@@ -42,23 +42,21 @@ from worker.core.citations.evidence import (
     HIDDEN,
     MAX_SOURCE_ID,
     CitationRef,
-    EvidenceKind,
     EvidenceRecord,
     QuoteCheck,
     Resolution,
-    resolve_all,
 )
 from worker.core.citations.extraction import Tokens, cite, find_overlong_ids
 from worker.core.citations.lookalikes import lookalike_paths
-from worker.core.citations.quotes import check_quotes, source_quote
-from worker.core.citations.redaction import redact_text
-from worker.core.citations.rendered import (
-    render_gate,
-    rendered_lookalike_paths,
-    strings_in,
-    titles_to_hide,
+from worker.core.citations.quotes import check_quotes
+from worker.core.citations.rendered import rendered_lookalike_paths, strings_in
+from worker.core.cited_sources import (
+    gate_published,
+    per_id,
+    quotes_in_source_words,
+    resolve_cited,
+    source_texts,
 )
-from worker.core.claims.gate import gate_claims, gate_output, gate_sources
 from worker.core.claims.policy import LostSupportPolicy, TenantPolicy
 from worker.core.claims.redacted import hidden_places, redact_output
 from worker.core.claims.status import check_claim_units, lost_citation_keeps
@@ -68,18 +66,12 @@ from worker.core.claims.units import ClaimUnit, claim_units
 from worker.core.envelope.canonical import Malformed, canonicalize
 from worker.core.envelope.draft import Draft
 from worker.core.failures import Failure, FailureCode
-from worker.core.messages.models import GroundingStatus, LedgerSupport
 from worker.core.messages.wire import WireParts
 from worker.core.outputs.validation import SCHEMA_FIELDS, validate_output
 
 MAX_DISTINCT_CITATIONS = 1000
 _CODE_ORDER = {code: i for i, code in enumerate(FailureCode)}
-_NONE = QuoteCheck.NONE
-_NO_SUPPORT = LedgerSupport.NONE
-_RESOLVED = Resolution.RESOLVED
 _ID = itemgetter(1)
-#: Resolutions that fail the draft at each occurrence (rule 4).
-_FAILING = frozenset({Resolution.DANGLING, Resolution.NOT_IN_RETRIEVAL})
 #: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.
 _new = tuple.__new__
 
@@ -247,15 +239,17 @@ def evaluate(
         )
     draft = prepared.draft
     failures = list(prepared.failures)
-    resolutions, paths = _resolve_all(prepared, evidence, now, failures)
+    resolutions, paths = resolve_cited(
+        draft, prepared.cited, prepared.cited_at, evidence, now, failures
+    )
     # The refs whose resolution is hidden, selected in C (one step per distinct ref otherwise).
     hidden = frozenset(compress(resolutions, map(HIDDEN.__contains__, resolutions.values())))
     first_quote, worst = check_quotes(output, resolutions, evidence, failures)
     visible = frozenset(resolutions).difference(hidden)
-    resolved, sources, rows = _per_id(
+    resolved, sources, rows = per_id(
         resolutions, paths, evidence, first_quote, worst, visible=visible
     )
-    texts = _source_texts(resolved, evidence, first_quote, worst)
+    texts = source_texts(resolved, evidence, first_quote, worst)
     verdicts, claims, refused, support = check_claim_units(
         prepared.units, resolved, hidden, resolutions, policy, failures, texts, index
     )
@@ -297,10 +291,19 @@ def evaluate(
         unit_spans=[u.span for u in prepared.units if u.span is not None],
     )
     if QuoteCheck.TOLERANT in worst.values():
-        redacted = _quotes_in_source_words(redacted, worst, evidence, visible)
+        redacted = quotes_in_source_words(redacted, worst, evidence, visible)
     if hidden:  # the last word: what a reader is shown (rule 5, ``claims.gate``)
-        redacted = _gate(
-            prepared, redacted, claims, sources, hidden, resolved, evidence, policy, replaced
+        redacted = gate_published(
+            output,
+            prepared.strings,
+            redacted,
+            claims,
+            sources,
+            hidden,
+            resolved,
+            evidence,
+            policy,
+            replaced,
         )
     if replaced and policy.lost_support is LostSupportPolicy.REFUSE:
         refused = True
@@ -316,177 +319,3 @@ def evaluate(
         resolutions=resolutions,
         unit_support=support.of_unit,
     )
-
-
-def _gate(  # noqa: PLR0917 -- the published parts the gate reads, in place
-    prepared: Prepared,
-    redacted: dict[str, Any],
-    claims: WireParts,
-    sources: WireParts,
-    hidden: frozenset[CitationRef],
-    resolved: Mapping[CitationRef, object],
-    evidence: Mapping[CitationRef, EvidenceRecord],
-    policy: TenantPolicy,
-    replaced: list[int],
-) -> dict[str, Any]:
-    """Rule 5's last check of everything published (``worker.core.claims.gate``): the redacted
-    output (returned, mended), the claims and the sources (mended in place)."""
-    doc = EvidenceKind.DOC
-    titles = titles_to_hide(
-        [evidence[r].title for r in hidden if r.kind is doc and r in evidence],
-        [evidence[r].title for r in resolved if r.kind is doc],
-    )
-    gate = render_gate(hidden, titles)
-    omit = policy.lost_support is LostSupportPolicy.OMIT
-    words = "" if omit else policy.hedge_sentence
-    hedged = (
-        None
-        if omit
-        else {"text": words, "citations": [], "grounding_status": GroundingStatus.HEDGED}
-    )
-    strings = prepared.strings
-    agents = {id(text) for text in (strings_in(prepared.output) if strings is None else strings)}
-    redacted = gate_output(redacted, gate, words, replaced, agents)
-    replaced.extend([1] * gate_claims(claims, gate, hedged))
-    gate_sources(sources, gate)
-    return redacted
-
-
-def _quotes_in_source_words(
-    redacted: dict[str, Any],
-    worst: Mapping[CitationRef, QuoteCheck],
-    evidence: Mapping[CitationRef, EvidenceRecord],
-    visible: frozenset[CitationRef],
-) -> dict[str, Any]:
-    """The output's ``citations[]`` with each quote that checked ``tolerant`` in its source's
-    own words (only the ``visible`` refs' tokens kept), or without a quote where those cannot
-    be placed (rule 5)."""
-    entries = redacted.get("citations")
-    if not isinstance(entries, list):
-        return redacted
-    out: list[Any] = []
-    for entry in entries:
-        quote = entry.get("quote") if isinstance(entry, dict) else None
-        ref = CitationRef(EvidenceKind(entry["kind"]), entry["id"]) if quote else None
-        if not isinstance(quote, str) or ref is None or worst.get(ref) is not QuoteCheck.TOLERANT:
-            out.append(entry)
-            continue
-        own = source_quote(quote, evidence[ref].text)
-        entry = {k: v for k, v in entry.items() if k != "quote"}  # noqa: PLW2901
-        if own is not None:
-            entry["quote"] = redact_text(own, visible)
-        out.append(entry)
-    return {**redacted, "citations": out}
-
-
-def _source_texts(
-    resolved: Mapping[CitationRef, object],
-    evidence: Mapping[CitationRef, EvidenceRecord],
-    first_quote: Mapping[CitationRef, str],
-    worst: Mapping[CitationRef, QuoteCheck],
-) -> dict[CitationRef, str]:
-    """Rule 6b (v4): what each resolved ref is checked against — the whole visible source, its
-    ``summary`` (OBS, EVT) or ``title`` and ``text`` (DOC); a verified quote is part of its
-    source, so it never narrows it. Hidden refs are not resolved, so they have none."""
-    del first_quote, worst  # v3 narrowed a source to its verified quote; v4 does not
-    texts: dict[CitationRef, str] = {}
-    doc = EvidenceKind.DOC
-    for ref in resolved:
-        record = evidence[ref]
-        if ref.kind is doc and record.title:
-            texts[ref] = f"{record.title}\n{record.text or ''}"
-        else:
-            texts[ref] = record.text or ""
-    return texts
-
-
-def _resolve_all(
-    prepared: Prepared,
-    evidence: Mapping[CitationRef, EvidenceRecord],
-    now: datetime,
-    failures: list[Failure],
-) -> tuple[dict[CitationRef, Resolution], dict[CitationRef, list[str]]]:
-    """Rule 4: every distinct ref's resolution (in order of first citation), the distinct paths
-    citing it, and a failure per occurrence of a dangling or ``not_in_retrieval`` ref."""
-    draft = prepared.draft
-    cited, cited_at = prepared.cited, prepared.cited_at
-    paths: dict[CitationRef, list[str]] = {}
-    # Distinct (ref, path) pairs in order, found in C: a string citing a ref twice is one step.
-    for ref, path in dict.fromkeys(zip(cited, cited_at, strict=True)):
-        seen = paths.get(ref)
-        if seen is None:
-            paths[ref] = [path]
-        else:
-            seen.append(path)
-    resolutions = resolve_all(paths, evidence, draft.principal, draft.retrieval_set(), now)
-    if _FAILING.isdisjoint(resolutions.values()):
-        return resolutions, paths
-    for ref, path in zip(cited, cited_at, strict=True):  # a failure per occurrence, in order
-        state = resolutions[ref]
-        if state is Resolution.DANGLING:
-            failures.append(
-                Failure(
-                    code=FailureCode.DANGLING_CITATION,
-                    path=path,
-                    citation=ref.label,
-                    detail="no such source for this tenant",
-                )
-            )
-        elif state is Resolution.NOT_IN_RETRIEVAL:
-            failures.append(
-                Failure(
-                    code=FailureCode.NOT_IN_RETRIEVAL,
-                    path=path,
-                    citation=ref.label,
-                    detail="not among the sources retrieved for this turn",
-                )
-            )
-    return resolutions, paths
-
-
-def _per_id(
-    resolutions: Mapping[CitationRef, Resolution],
-    paths: Mapping[CitationRef, list[str]],
-    evidence: Mapping[CitationRef, EvidenceRecord],
-    first_quote: Mapping[CitationRef, str],
-    worst: Mapping[CitationRef, QuoteCheck],
-    *,
-    visible: frozenset[CitationRef],
-) -> tuple[dict[CitationRef, dict[str, Any]], WireParts, WireParts]:
-    """One pass over the distinct refs, in order of first citation, writing the wire form of
-    what each one publishes: a resolved ref's ``CitationKey`` (by ref, for the claims) and its
-    source; every ref's ledger row (metadata only).
-
-    Every string published in a source passes ``redact_text``: a store's title may name any id
-    (one the reader may not see), and the agent's quote may hold a hidden token (§3.5):
-    ``visible`` holds the refs of ``resolutions`` that are not hidden.
-    """
-    doc = EvidenceKind.DOC
-    keys: dict[CitationRef, dict[str, Any]] = {}
-    sources, rows = WireParts(), WireParts()
-    for ref, state in resolutions.items():
-        kind, ident = ref
-        check = worst.get(ref, _NONE)
-        rows.append(
-            {
-                "kind": kind,
-                "source_id": str(ident),
-                "resolution": state,
-                "quote_check": check,
-                "paths": paths[ref],
-                "support": _NO_SUPPORT,  # rule 6b's lowest, once the units are checked
-            }
-        )
-        if state is not _RESOLVED:
-            continue
-        keys[ref] = {"id": ident, "kind": kind}
-        source = {"kind": kind, "id": ident, "quote_check": check}
-        if kind is doc and (title := evidence[ref].title) is not None:
-            source["title"] = redact_text(title, visible)
-        if (quote := first_quote.get(ref)) is not None:
-            if check is QuoteCheck.TOLERANT:  # in the source's own words (rule 5)
-                quote = source_quote(quote, evidence[ref].text)
-            if quote is not None:
-                source["quote"] = redact_text(quote, visible)
-        sources.append(source)
-    return keys, sources, rows

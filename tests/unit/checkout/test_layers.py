@@ -269,6 +269,7 @@ CORE_LAYERS = (
     "evidence_store",
     "claims",
     "envelope",
+    "cited_sources",
     "verdict",
     "turns",
     "grounding",
