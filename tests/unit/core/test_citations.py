@@ -15,7 +15,6 @@ from worker.core.citations.extraction import (
     Occurrence,
     TokenMatch,
     Tokens,
-    _walk,
     entry_ref,
     extract,
     find_overlong_ids,
@@ -25,6 +24,7 @@ from worker.core.citations.extraction import (
     scan_tokens,
     walk_strings,
 )
+from worker.core.citations.paths import walk
 
 OBS, DOC, EVT = EvidenceKind.OBS, EvidenceKind.DOC, EvidenceKind.EVT
 REFERENCE = re.compile(r"\[(OBS|DOC|EVT)-([0-9]+)\]", re.ASCII)
@@ -284,9 +284,9 @@ def test_extract_finds_every_reference_token_of_every_string(texts: list[str]) -
 
 
 def reference_extract(output: dict[str, object]) -> list[Occurrence]:
-    """``extract`` as first written: every node of ``_walk``, tokens found afresh."""
+    """``extract`` as first written: every node of ``walk``, tokens found afresh."""
     found: list[Occurrence] = []
-    for path, value, role in _walk(output):
+    for path, value, role in walk(output):
         if role == "entry":
             found.append(Occurrence(entry_ref(value, path), path, False))
         elif role == "observation":

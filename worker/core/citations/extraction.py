@@ -14,14 +14,19 @@ Decisions:
 - Overlong ids (``worker.core.citations.tokens``) are left out of the occurrences:
 ``find_overlong_ids``
   names the strings holding one, for the verdict to fail the draft first.
+
+The plain walk and its paths are ``worker.core.citations.paths``, the refs of structured entries
+``worker.core.citations.entries`` (both re-exported here).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.citations.entries import KINDS, entry_ref, entry_ref_or_none, observation_ref
+from worker.core.citations.evidence import CitationRef
+from worker.core.citations.paths import UNIT_LISTS, join_path, walk_strings
 from worker.core.citations.tokens import (
     MAX_ID_DIGITS,
     TOKEN_RE,
@@ -56,12 +61,8 @@ __all__ = [
     "walk_strings",
 ]
 
-_KINDS = {k.value: k for k in EvidenceKind}
 #: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.
 _new = tuple.__new__
-_UNIT_LISTS = frozenset({"claims", "sections", "timeline"})
-#: The role of the items of a list, by the list's role.
-_ITEM_ROLE = {"units": "unit", "citations": "entry", "observations": "observation"}
 
 
 class Occurrence(NamedTuple):
@@ -78,23 +79,6 @@ class IdTooLong(NamedTuple):
     """A string holding a token whose id has more than ``MAX_ID_DIGITS`` significant digits."""
 
     path: str
-
-
-def join_path(parent: str, key: str) -> str:
-    """``a.b``: a dict key below ``parent`` (keys are used verbatim)."""
-    return f"{parent}.{key}" if parent else key
-
-
-def index_path(parent: str, index: int) -> str:
-    """``a[2]``: a list index below ``parent``."""
-    return f"{parent}[{index}]"
-
-
-def walk_strings(output: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    """Every string value of ``output`` with its path, in document order (keys are not yielded)."""
-    for path, value, _role in _walk(output):
-        if isinstance(value, str):
-            yield path, value
 
 
 class Cited:
@@ -129,7 +113,7 @@ def cite(output: Mapping[str, Any], tokens: Tokens | None = None) -> Cited:
     Overlong tokens are left out: call ``find_overlong_ids`` first and fail the draft on any.
     ``tokens``: the draft's memo, shared with the claim units (a fresh one when ``None``); the
     refs of every string and structured citation list read here are in it afterwards.
-    The walk is ``_walk``'s, minus the nodes that cannot hold a citation (a string without ``[``,
+    The walk is ``walk``'s, minus the nodes that cannot hold a citation (a string without ``[``,
     a scalar in a plain data position), with one function per structured role: the contract's
     positions are a few fixed levels (root, unit list, unit, citation list, grounding), so only
     plain data needs the general walk (an explicit stack: no recursion limit).
@@ -188,7 +172,7 @@ def _root(found: _Found, tokens: _Scan, output: Mapping[Any, Any]) -> None:
         elif shape is _SEQ:
             if key == "citations":
                 _entries(found, tokens, str(key), child)
-            elif key in _UNIT_LISTS:
+            elif key in UNIT_LISTS:
                 _units(found, tokens, str(key), child)
             else:
                 _data(found, tokens, str(key), child)
@@ -203,7 +187,7 @@ def _entries(found: _Found, tokens: _Scan, path: str, items: Sequence[Any]) -> N
     """A structured citation list: every item is an entry (its strings are plain data)."""
     refs: list[CitationRef] = []
     cited, paths, structured = found.refs, found.paths, found.structured
-    kinds = _KINDS
+    kinds = KINDS
     for i, item in enumerate(items):
         if (  # the JSON case inline (``entry_ref_or_none``'s first test)
             type(item) is dict
@@ -273,9 +257,9 @@ def _unit(found: _Found, tokens: _Scan, at: str, item: Mapping[Any, Any]) -> Non
                 and type(name := entry.get("kind")) is str
                 and type(ident := entry.get("id")) is int
                 and ident >= 0
-                and name in _KINDS
+                and name in KINDS
             ):
-                ref = _new(CitationRef, (_KINDS[name], ident))
+                ref = _new(CitationRef, (KINDS[name], ident))
                 found.structured.append(len(found.refs))
                 found.refs.append(ref)
                 found.paths.append(f"{at}.{key!s}[0]")
@@ -338,81 +322,3 @@ def _may_cite(value: Any) -> bool:
 def find_overlong_ids(output: Mapping[str, Any]) -> list[IdTooLong]:
     """Paths of the strings that hold a token whose id has too many digits to be read."""
     return [IdTooLong(path) for path, text in walk_strings(output) if has_overlong_token(text)]
-
-
-def entry_ref(value: Any, path: str) -> CitationRef:
-    """The ref of a structured ``{kind, id}`` entry; ``ValueError`` if it is not schema-valid."""
-    ref = entry_ref_or_none(value)
-    if ref is None:
-        raise ValueError(f"structured citation at {path} is not a valid {{kind, id}}")
-    return ref
-
-
-def entry_ref_or_none(value: Any) -> CitationRef | None:
-    """``entry_ref`` without the path: ``None`` if ``value`` is not a valid ``{kind, id}``
-    (for callers that build the path only to report that)."""
-    if type(value) is dict:  # the JSON case, checked with exact types first
-        kind = value.get("kind")
-        ident = value.get("id")
-        if type(kind) is str and type(ident) is int and ident >= 0 and kind in _KINDS:
-            return _new(CitationRef, (_KINDS[kind], ident))
-    if isinstance(value, Mapping):
-        kind = value.get("kind")
-        ident = value.get("id")
-        if (
-            isinstance(kind, str)
-            and kind in _KINDS
-            and isinstance(ident, int)
-            and not isinstance(ident, bool)
-            and ident >= 0
-        ):
-            return _new(CitationRef, (_KINDS[kind], ident))
-    return None
-
-
-def observation_ref(value: Any, path: str) -> CitationRef:
-    """The OBS ref of a ``grounding.observations`` entry; ``ValueError`` if it is not an id."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return CitationRef(EvidenceKind.OBS, value)
-    raise ValueError(f"observation at {path} is not a non-negative integer")
-
-
-def _walk(output: Mapping[str, Any]) -> Iterator[tuple[str, Any, str]]:
-    """Pre-order walk yielding ``(path, value, role)``; role names the structured positions.
-
-    Roles: ``root``, ``units`` (top-level claims/sections/timeline list), ``unit`` (one of their
-    items), ``citations`` (a structured citation list), ``entry`` (one ``{kind, id}``),
-    ``grounding``, ``observations``, ``observation`` (a bare OBS id), ``data`` (anything else).
-    """
-    stack: list[tuple[str, Any, str]] = [("", output, "root")]
-    while stack:
-        path, value, role = stack.pop()
-        yield path, value, role
-        children: list[tuple[str, Any, str]] = []
-        if isinstance(value, Mapping):
-            for key, child in value.items():
-                children.append((join_path(path, str(key)), child, _child_role(role, key, child)))
-        elif isinstance(value, list | tuple):
-            item_role = _ITEM_ROLE.get(role, "data")
-            children.extend(
-                (index_path(path, i), child, item_role) for i, child in enumerate(value)
-            )
-        stack.extend(reversed(children))
-
-
-def _child_role(role: str, key: object, child: Any) -> str:
-    if not isinstance(child, list | tuple | Mapping):
-        return "data"
-    if role == "root":
-        if key == "citations" and isinstance(child, list | tuple):
-            return "citations"
-        if key in _UNIT_LISTS and isinstance(child, list | tuple):
-            return "units"
-        if key == "grounding" and isinstance(child, Mapping):
-            return "grounding"
-    elif role == "unit":
-        if key == "citations" and isinstance(child, list | tuple):
-            return "citations"
-    elif role == "grounding" and key == "observations" and isinstance(child, list | tuple):
-        return "observations"
-    return "data"
