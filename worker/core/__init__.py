@@ -16,10 +16,10 @@ Where each rule of the contract's §3 lives (packages lowest first; each imports
 before it in this list: ``tests/unit/checkout/test_layers.py``):
 
 - ``contract``, ``failures``: the vocabulary (classes, outcomes, topics, headers) and failures.
-- ``citations``: rule 3 (``tokens``, ``extraction``), rule 4's values (``evidence``), rule 6
-  (``quotes``), rule 5's removal (``redaction``), rules 2 and 5's look-alikes (``lookalikes``
-  on the raw text, ``rendered`` on what cmark-gfm shows: ``visible``, in the reader's form of
-  ``reading``).
+- ``citations``: rule 3 (``tokens``, ``extraction``, walking ``paths`` and reading ``entries``),
+  rule 4's values (``evidence``), rule 6 (``quotes``), rule 5's removal (``redaction``), rules 2
+  and 5's look-alikes (``lookalikes`` on the raw text, ``rendered`` on what cmark-gfm shows:
+  ``visible``, in the reader's form of ``reading``).
 - ``outputs``: rule 2, the agent-output schemas and their validation.
 - ``messages``: the grounded answer, regenerate request, could-not-ground event and ledger batch
   (§3-§6), their wire form, records and trace context.
