@@ -107,9 +107,9 @@ _RUN_START = rf"(?<={_TERM_SET})(?<!{_TERM_SET}{_TERM_SET})"
 #:   sentence ends); any other colon ends nothing;
 #: - a terminator run (``run``), its closers, then attached tokens (``att``, whitespace between
 #:   allowed) or what ``_FOLLOW`` allows, or anything when the closers hold a quotation's closer
-#:   (``q``: ``_split`` keeps the stop only if that closer closes the quotation around the run,
-#:   contract v4): ``att`` ends where the sentence would, the match where the next one may start
-#:   (past whitespace and hard breaks);
+#:   (``q``: ``sentences._split`` keeps the stop only if that closer closes the quotation around
+#:   the run, contract v4): ``att`` ends where the sentence would, the match where the next one
+#:   may start (past whitespace and hard breaks);
 #: - a terminator run ending in a CJK terminator (``cjk``), its closers and attached tokens
 #:   (``catt``), whatever follows.
 #: Any other run ends nothing. Runs are whole: the scan never starts inside one, and a match
@@ -131,7 +131,8 @@ STOP_RE = re.compile(
     r")"
 )
 #: A terminator whose closers hold a quote mark and no whitespace, token or break follows: the
-#: one place the stop pattern's ``q`` decides (``_split`` then reads only the closing marks).
+#: one place the stop pattern's ``q`` decides (``sentences._split`` then reads only the closing
+#: marks).
 UNSPACED_QUOTE_STOP_RE = re.compile(
     rf"{_TERM_SET}{_OTHER_CLOSER_SET}*+{_QUOTE_CLOSER_SET}{_CLOSER_SET}*+(?!{_FOLLOWS_RE.pattern})"
 )
