@@ -46,10 +46,11 @@ from worker.core.citations.evidence import (
     QuoteCheck,
     Resolution,
 )
-from worker.core.citations.extraction import Tokens, cite, find_overlong_ids
+from worker.core.citations.extraction import cite, find_overlong_ids
 from worker.core.citations.lookalikes import lookalike_paths
 from worker.core.citations.quotes import check_quotes
 from worker.core.citations.rendered import rendered_lookalike_paths, strings_in
+from worker.core.citations.tokens import Tokens
 from worker.core.cited_sources import (
     gate_published,
     per_id,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from worker.core.citations.entries import entry_ref, observation_ref
 from worker.core.citations.evidence import CitationRef
-from worker.core.citations.extraction import entry_ref, observation_ref
 from worker.core.citations.tokens import find_tokens
 from worker.core.claims.sentences import has_assertion, sentence_spans
 from worker.core.claims.units import ClaimUnit, UnitKind

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from worker.core.citations.extraction import scan_tokens
+from worker.core.citations.tokens import scan_tokens
 from worker.core.claims.stops import BEFORE_NUMBER, NEVER_END, UNLESS_CAPITAL
 
 CLOSERS = "\"'”’»)]*_」』）】》〉"

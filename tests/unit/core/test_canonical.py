@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.core.citations.extraction import MAX_ID_DIGITS
+from worker.core.citations.tokens import MAX_ID_DIGITS
 from worker.core.envelope.canonical import (
     EXCERPT_CODE_POINTS,
     Canonical,

@@ -8,23 +8,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from worker.core.citations.entries import entry_ref, observation_ref
 from worker.core.citations.evidence import MAX_SOURCE_ID, CitationRef, EvidenceKind
-from worker.core.citations.extraction import (
+from worker.core.citations.extraction import IdTooLong, Occurrence, extract, find_overlong_ids
+from worker.core.citations.paths import walk, walk_strings
+from worker.core.citations.tokens import (
     MAX_ID_DIGITS,
-    IdTooLong,
-    Occurrence,
     TokenMatch,
     Tokens,
-    entry_ref,
-    extract,
-    find_overlong_ids,
     find_tokens,
-    observation_ref,
     parse_id,
     scan_tokens,
-    walk_strings,
 )
-from worker.core.citations.paths import walk
 
 OBS, DOC, EVT = EvidenceKind.OBS, EvidenceKind.DOC, EvidenceKind.EVT
 REFERENCE = re.compile(r"\[(OBS|DOC|EVT)-([0-9]+)\]", re.ASCII)

@@ -19,7 +19,8 @@ import random_outputs
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from worker.core.citations.extraction import Tokens, cite
+from worker.core.citations.extraction import cite
+from worker.core.citations.tokens import Tokens
 from worker.core.claims.units import ClaimUnit, claim_units
 
 BAD_ENTRIES: list[Any] = [

@@ -30,15 +30,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind, EvidenceRecord, Principal
-from worker.core.citations.extraction import scan_tokens
 from worker.core.citations.lookalikes import lookalike_spans
-from worker.core.citations.rendered import (
-    json_may_show_more,
-    may_show_more,
-    reader_form,
-    shows_lookalike,
-    visible_text,
-)
+from worker.core.citations.reading import reader_form
+from worker.core.citations.rendered import json_may_show_more, may_show_more, shows_lookalike
+from worker.core.citations.tokens import scan_tokens
+from worker.core.citations.visible import visible_text
 from worker.core.turns.machine import decide
 from worker.core.verdict import evaluate, prepare
 

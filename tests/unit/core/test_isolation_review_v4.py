@@ -16,7 +16,8 @@ import pytest
 from fixtures import POLICY, message, topics
 from test_isolation_review import decide_for, user_facing
 
-from worker.core.citations.rendered import shows_lookalike, visible_text
+from worker.core.citations.rendered import shows_lookalike
+from worker.core.citations.visible import visible_text
 from worker.core.claims.policy import LostSupportPolicy, TenantPolicy
 
 HIDDEN = "[DOC-73002]"

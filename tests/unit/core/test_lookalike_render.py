@@ -21,7 +21,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind
-from worker.core.citations.extraction import scan_tokens
 from worker.core.citations.lookalike_units import fold as _fold
 from worker.core.citations.lookalikes import (
     _CLOSE_NAMES,
@@ -31,6 +30,7 @@ from worker.core.citations.lookalikes import (
     lookalike_spans,
 )
 from worker.core.citations.redaction import remove_tokens, without_lookalikes
+from worker.core.citations.tokens import scan_tokens
 from worker.core.turns.machine import Decision
 
 HIDDEN_ID = str(DOC_SEALED.id)  # 4242: sealed, nobody may see it

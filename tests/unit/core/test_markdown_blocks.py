@@ -11,8 +11,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from worker.core.claims import markdown as markdown_blocks
-from worker.core.claims.markdown import BLOCK_STARTS, Block, blocks, mask
-from worker.core.claims.markdown_reader import Reader
+from worker.core.claims.markdown import BLOCK_STARTS, blocks, mask
+from worker.core.claims.markdown_reader import Block, Reader
 from worker.core.claims.sentences import has_assertion, sentence_spans
 
 FALCON = "Falcon is priced at 4.2B [DOC-9]."

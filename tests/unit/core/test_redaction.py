@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind
-from worker.core.citations.extraction import MAX_ID_DIGITS, scan_tokens
 from worker.core.citations.redaction import _guard, remove_all_tokens, remove_tokens, replace_spans
+from worker.core.citations.tokens import MAX_ID_DIGITS, scan_tokens
 
 OBS, DOC, EVT = EvidenceKind.OBS, EvidenceKind.DOC, EvidenceKind.EVT
 DOC7 = CitationRef(DOC, 7)

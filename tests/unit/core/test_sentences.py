@@ -12,7 +12,7 @@ import sentence_split_reference
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from worker.core.citations.extraction import Tokens
+from worker.core.citations.tokens import Tokens
 from worker.core.claims.sentences import _split, has_assertion, sentence_spans
 
 PIECES = [

@@ -24,41 +24,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from worker.core.citations.entries import KINDS, entry_ref, entry_ref_or_none, observation_ref
+from worker.core.citations.entries import KINDS, entry_ref, observation_ref
 from worker.core.citations.evidence import CitationRef
 from worker.core.citations.paths import UNIT_LISTS, join_path, walk_strings
 from worker.core.citations.tokens import (
-    MAX_ID_DIGITS,
-    TOKEN_RE,
-    RawToken,
-    TokenMatch,
     Tokens,
-    find_tokens,
     has_overlong_token,
-    parse_id,
-    scan_tokens,
 )
 
 __all__ = [
-    "MAX_ID_DIGITS",
-    "TOKEN_RE",
     "Cited",
     "IdTooLong",
     "Occurrence",
-    "RawToken",
-    "TokenMatch",
-    "Tokens",
     "cite",
-    "entry_ref",
-    "entry_ref_or_none",
     "extract",
     "find_overlong_ids",
-    "find_tokens",
-    "has_overlong_token",
-    "observation_ref",
-    "parse_id",
-    "scan_tokens",
-    "walk_strings",
 ]
 
 #: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.

@@ -35,7 +35,6 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from worker.core.citations.extraction import TOKEN_RE, walk_strings
 from worker.core.citations.lookalike_units import (
     DROP,
     FOLD,
@@ -44,6 +43,8 @@ from worker.core.citations.lookalike_units import (
     fold,
     read_unit,
 )
+from worker.core.citations.paths import walk_strings
+from worker.core.citations.tokens import TOKEN_RE
 
 #: An ASCII ``[`` that does not open a real token (the look-ahead keeps real tokens, the common
 #: case, out of the Python loop). One literal-prefix search: alternatives would cost ~5 x more.

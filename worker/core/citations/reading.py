@@ -13,7 +13,7 @@ from collections import Counter
 import icu
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind
-from worker.core.citations.extraction import TOKEN_RE
+from worker.core.citations.tokens import TOKEN_RE
 
 #: Where the confusable skeletons come from (``docs/decisions.md`` records it).
 SKELETON_SOURCE = f"ICU {icu.ICU_VERSION} (Unicode {icu.UNICODE_VERSION}) SpoofChecker"

@@ -37,8 +37,8 @@ from __future__ import annotations
 from collections.abc import Container, Sequence
 
 from worker.core.citations.evidence import CitationRef
-from worker.core.citations.extraction import TOKEN_RE, scan_tokens
 from worker.core.citations.lookalikes import BRACKET_LIKE, lookalike_spans
+from worker.core.citations.tokens import TOKEN_RE, scan_tokens
 
 _HSPACE = " \t"
 _CLOSING = ".,;:!?)"

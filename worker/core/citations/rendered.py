@@ -40,31 +40,28 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from worker.core.citations.evidence import CitationRef
-from worker.core.citations.extraction import TOKEN_RE, walk_strings
+from worker.core.citations.paths import walk_strings
 from worker.core.citations.reading import (
     ASCII_BYTES,
     REORDERS,
-    SKELETON_SOURCE,
     TABLE,
     reader_form,
     readings,
     ref_of,
     token_readings,
 )
-from worker.core.citations.visible import views, visible_text
+from worker.core.citations.tokens import TOKEN_RE
+from worker.core.citations.visible import views
 
 __all__ = [
-    "SKELETON_SOURCE",
     "RenderGate",
     "json_may_show_more",
     "may_show_more",
-    "reader_form",
     "render_gate",
     "rendered_lookalike_paths",
     "shown_citations",
     "shows_lookalike",
     "strings_in",
-    "visible_text",
 ]
 
 

@@ -38,7 +38,11 @@ from functools import lru_cache
 from worker.core.claims.cmark_gfm import NOT_BLANK
 from worker.core.claims.markdown_reader import Block, Reader
 
-__all__ = ["BLOCK_STARTS", "Block", "blocks", "mask"]
+__all__ = [
+    "BLOCK_STARTS",
+    "blocks",
+    "mask",
+]
 
 #: First characters of a line that may start something other than a paragraph of plain prose
 #: (with any whitespace: indentation may make indented code). A one-line text whose first

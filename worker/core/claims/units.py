@@ -13,8 +13,9 @@ from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from worker.core.citations.entries import entry_ref, entry_ref_or_none, observation_ref
 from worker.core.citations.evidence import CitationRef
-from worker.core.citations.extraction import Tokens, entry_ref, entry_ref_or_none, observation_ref
+from worker.core.citations.tokens import Tokens
 from worker.core.claims.sentences import has_assertion, sentence_spans
 
 #: ``tuple.__new__``: builds a NamedTuple from already-checked parts without its Python ``__new__``.

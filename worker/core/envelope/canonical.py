@@ -36,8 +36,8 @@ import json
 import re
 from typing import Any, NamedTuple
 
-from worker.core.citations.extraction import MAX_ID_DIGITS
 from worker.core.citations.redaction import remove_all_tokens
+from worker.core.citations.tokens import MAX_ID_DIGITS
 
 #: Contract §3.1: the excerpt is cut to this many Unicode code points.
 EXCERPT_CODE_POINTS = 2000
