@@ -35,6 +35,7 @@ before it in this list: ``tests/unit/checkout/test_layers.py``):
 - ``verdict``: rules 1-7 on one draft, in two pure steps around the store look-up.
 - ``turns``: rule 8, the turn state machine, its control records, deadlines and event ids.
 - ``grounding``: one draft through the batch (``admit``, ``judge``).
+- ``batch_values``: what a batch is planned and decided into (plans, routes, turn writes).
 - ``batch``: the batch use case.
 """
 
@@ -43,18 +44,20 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what mypy reads; at run time each name is loaded on first use
     from worker.core.batch import (
-        BatchOutcome,
-        BatchPlan,
-        BatchRules,
-        Planned,
-        Route,
-        Unavailable,
         decide_batch,
         failed_batch,
         internal_error,
         plan_batch,
         plan_record,
         store_gave_up,
+    )
+    from worker.core.batch_values import (
+        BatchOutcome,
+        BatchPlan,
+        BatchRules,
+        Planned,
+        Route,
+        Unavailable,
         wanted_of,
     )
     from worker.core.citations.evidence import (
@@ -142,18 +145,20 @@ if TYPE_CHECKING:  # what mypy reads; at run time each name is loaded on first u
 #: lists, ICU, the Markdown reader). ``tests/unit/test_layers.py`` checks it matches the imports.
 _HOMES: dict[str, tuple[str, ...]] = {
     "worker.core.batch": (
-        "BatchOutcome",
-        "BatchPlan",
-        "BatchRules",
-        "Planned",
-        "Route",
-        "Unavailable",
         "decide_batch",
         "failed_batch",
         "internal_error",
         "plan_batch",
         "plan_record",
         "store_gave_up",
+    ),
+    "worker.core.batch_values": (
+        "BatchOutcome",
+        "BatchPlan",
+        "BatchRules",
+        "Planned",
+        "Route",
+        "Unavailable",
         "wanted_of",
     ),
     "worker.core.citations.evidence": (

@@ -273,6 +273,7 @@ CORE_LAYERS = (
     "verdict",
     "turns",
     "grounding",
+    "batch_values",
     "batch",
 )
 

@@ -386,5 +386,5 @@ def test_a_bug_is_internal_error_for_both_and_check_prints_no_traceback(
     ]
     assert "Traceback" not in result.stdout + result.stderr
     assert "SECRET" not in result.stdout + result.stderr
-    monkeypatch.setattr("worker.core.batch.admit_draft", broken)
+    monkeypatch.setattr("worker.core.batch_values.admit_draft", broken)
     assert check_verdict(value) == {"outcome": "dead_letter", "class": "internal_error"}
