@@ -5,8 +5,8 @@
 Each example draft in ``schemas/examples/`` listed below goes through the pure core (parse,
 prepare, the demo corpus as evidence, evaluate, decide; a regeneration deadline for the timeout)
 at a fixed time, and every message it yields is written to ``schemas/examples/messages/``.
-``tests/unit/core/test_message_examples.py`` fails when a file is stale or does not validate
-against its schema; ``scripts/check-contracts`` validates them again with check-jsonschema.
+``tests/unit/core/messages/test_message_examples.py`` fails when a file is stale or does not
+validate against its schema; ``scripts/check-contracts`` validates them again with check-jsonschema.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@
 Generated from the pydantic models (the draft envelope, the three agent outputs, the four output
 messages, the policy book of ``GW_POLICY_FILE``): pretty-printed, keys sorted, trailing newline.
 Output messages are then opened (no ``additionalProperties: false``), their agent output typed by
-``kind`` and their timestamps marked ``format: date-time``. tests/unit/core/test_schemas_fresh.py
+``kind`` and their timestamps marked ``format: date-time``.
+tests/unit/core/outputs/test_schemas_fresh.py
 fails when a file is stale.
 """
 

@@ -2,7 +2,7 @@
 
 The shapes where the hand-written line scanner and a CommonMark renderer differed, and the
 exempt positions, on the demo corpus: OBS-1001 is visible to u-cy, DOC-9 is absent (dangling).
-The pure-core spans are in ``tests/unit/core/test_markdown_blocks.py``.
+The pure-core spans are in ``tests/unit/core/claims/test_markdown_blocks.py``.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ The first half of finding assertion sentences (``worker.core.claims.sentences`` 
 
 The block structure is CommonMark 0.31.2 with the GFM table extension, read by pulldown-cmark
 (``pyromark``; ``docs/decisions.md`` has the choice and the figures), checked against cmark-gfm,
-the contract's reference renderer, by ``tests/unit/core/test_blocks_cmark_gfm.py``. Decisions:
+the contract's reference renderer, by ``tests/unit/core/claims/test_blocks_cmark_gfm.py``.
+Decisions:
 
 - Prose blocks: every paragraph, wherever it is (a list item, a block quote, a lazy continuation
   line), and the inline content of a tight list item. A block's segments are its lines' content

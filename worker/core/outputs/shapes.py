@@ -15,7 +15,7 @@ plus what msgspec does not check the way pydantic's strict mode does:
   only outputs orjson could write, and orjson refuses such ints;
 - ``timeline[].at`` must parse with ``datetime.fromisoformat``, as the model's validator does.
 
-``tests/unit/core/test_output_shapes.py`` checks, on random valid and invalid outputs, that
+``tests/unit/core/outputs/test_output_shapes.py`` checks, on random valid and invalid outputs, that
 ``validate_output`` gives exactly what the pydantic path gives. Why msgspec, with numbers:
 ``docs/decisions.md``.
 """

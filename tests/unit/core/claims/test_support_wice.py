@@ -21,7 +21,7 @@ from dev.bench import support as wice
 from worker.core.claims.support import FAILING, Finding
 from worker.core.contract import SupportLevel
 
-DOCS = Path(__file__).resolve().parents[3] / "docs" / "support.md"
+DOCS = Path(__file__).resolve().parents[4] / "docs" / "support.md"
 TEST = wice.DATA / "claim-test.jsonl"
 needs_data = pytest.mark.skipif(
     not TEST.exists(),

@@ -14,7 +14,7 @@ from referencing import Registry, Resource
 
 from dev.generators import message_examples as GEN
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 SCHEMAS = ROOT / "schemas" / "json"
 MESSAGES = ROOT / "schemas" / "examples" / "messages"
 OUTPUT_SCHEMAS = (

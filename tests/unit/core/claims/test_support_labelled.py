@@ -12,7 +12,7 @@ from pathlib import Path
 from worker.core.citations.evidence import CitationRef, EvidenceKind
 from worker.core.claims.support import SourceText, check_support
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "support" / "claims.jsonl"
+DATA = Path(__file__).resolve().parents[3] / "data" / "support" / "claims.jsonl"
 ITEMS = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line]
 
 

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from worker.cli import app
 from worker.core.claims.sentences import has_assertion, sentence_spans
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 CORPUS = str(ROOT / "worker" / "demo" / "corpus.json")
 
 

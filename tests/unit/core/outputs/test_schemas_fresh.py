@@ -6,7 +6,7 @@ from pathlib import Path
 
 from dev.generators.schemas import build_schemas
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 
 
 def test_schemas_are_fresh() -> None:

@@ -43,7 +43,7 @@ from worker.core.claims import markdown as markdown_module
 from worker.core.claims import markdown_reader
 from worker.core.claims.markdown import blocks, mask
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "commonmark"
+DATA = Path(__file__).resolve().parents[3] / "data" / "commonmark"
 SPEC = json.loads((DATA / "spec-0.31.2.json").read_text(encoding="utf-8"))["examples"]
 TABLES = json.loads((DATA / "gfm-tables-0.29.json").read_text(encoding="utf-8"))["examples"]
 
