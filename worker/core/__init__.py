@@ -5,12 +5,13 @@ the stream loop in ``worker.stream`` feeds it and routes what it returns. The fr
 ``batch`` (``plan_batch``, then ``decide_batch``), which the worker and ``check`` both call.
 
 This module is the core's face: code outside ``worker/core`` imports from ``worker.core`` only,
-never from a submodule (``tests/unit/test_layers.py``, an allow-list). ``__all__`` names the
-front door, the contract's vocabulary and the values that cross it, the evidence port, and, last,
-the single rules the benchmarks and generators time or exercise alone (the shells must not call
-those: the same test). The core's own modules import each other directly, never this face, so
-importing one of them cannot cycle through it; and the face loads each name on first use, so
-``from worker.core import ErrorClass`` costs what importing ``contract`` costs.
+never from a submodule (``tests/unit/checkout/test_layers.py``, an allow-list). ``__all__``
+names the front door, the contract's vocabulary and the values that cross it, the evidence
+port, and, last, the single rules the benchmarks and generators time or exercise alone (the
+shells must not call those: the same test). The core's own modules import each other
+directly, never this face, so importing one of them cannot cycle through it; and the face loads
+each name on first use, so ``from worker.core import ErrorClass`` costs what importing
+``contract`` costs.
 
 Where each rule of the contract's §3 lives (packages lowest first; each imports only those
 before it in this list: ``tests/unit/checkout/test_layers.py``):
@@ -142,7 +143,8 @@ if TYPE_CHECKING:  # what mypy reads; at run time each name is loaded on first u
 
 #: The module each name of the face lives in, read on first use (PEP 562): importing one core
 #: module, or the face for the contract's vocabulary, does not load the whole core (its word
-#: lists, ICU, the Markdown reader). ``tests/unit/test_layers.py`` checks it matches the imports.
+#: lists, ICU, the Markdown reader). ``tests/unit/checkout/test_layers.py`` checks it matches
+#: the imports.
 _HOMES: dict[str, tuple[str, ...]] = {
     "worker.core.batch": (
         "decide_batch",
