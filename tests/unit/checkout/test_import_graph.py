@@ -1,4 +1,4 @@
-"""The product's import graph has no cycle (issue 36).
+"""The product's import graph has no cycle (docs/decisions.md, code layout).
 
 Drawn from the AST as Python runs it at import time: every module-level ``import worker...`` and
 ``from worker... import`` of every module under ``worker/`` (imports inside functions run later,

@@ -1,7 +1,8 @@
 """The checkout's layout: a short root, one product package, the development wing apart.
 
-Issue 36's measure: ``git ls-files | cut -d/ -f1 | sort -u`` lists at most 13 entries, and
-``pip install .`` installs ``worker`` alone (the wing ``dev`` is imported from the checkout).
+The measure (docs/architecture.md, docs/decisions.md): ``git ls-files | cut -d/ -f1 | sort -u``
+lists at most 13 entries, and ``pip install .`` installs ``worker`` alone (the wing ``dev`` is
+imported from the checkout).
 """
 
 from __future__ import annotations
@@ -15,17 +16,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def tracked_root_entries() -> set[str]:
+def tracked_files() -> list[str]:
     git = shutil.which("git")
     assert git is not None, "git is needed to list the tracked files"
     out = subprocess.run(
         [git, "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
-    return {line.split("/", 1)[0] for line in out.splitlines() if line}
+    return [line for line in out.splitlines() if line]
 
 
 def test_the_root_lists_at_most_thirteen_entries() -> None:
-    entries = tracked_root_entries()
+    entries = {path.split("/", 1)[0] for path in tracked_files()}
     assert entries == {
         ".ci",
         ".gitignore",
@@ -48,13 +49,11 @@ def test_pip_install_installs_the_product_package_alone() -> None:
     find = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
         "setuptools"
     ]["packages"]["find"]
-    # setuptools' find: every directory holding an __init__.py whose dotted name matches `include`.
-    packages = [
-        ".".join(init.parent.relative_to(ROOT).parts)
-        for init in ROOT.glob("**/__init__.py")
-        if ".venv" not in init.parts[len(ROOT.parts) :][:1]
-    ]
-    packages = [p for p in packages if any(fnmatch(p, pattern) for pattern in find["include"])]
+    # setuptools' find on a clean checkout: every directory holding an __init__.py whose dotted
+    # name matches `include`.
+    inits = [path for path in tracked_files() if path.endswith("/__init__.py")]
+    dotted = [path.removesuffix("/__init__.py").replace("/", ".") for path in inits]
+    packages = [p for p in dotted if any(fnmatch(p, pattern) for pattern in find["include"])]
     assert "worker" in packages
     assert "worker.core" in packages
     assert sorted({p.split(".", 1)[0] for p in packages}) == ["worker"]

@@ -1,5 +1,5 @@
-"""One shape per seam (issue 36): the publisher takes one ``OutRecord``, the evidence port has
-one method, and every implementation in the product keeps to that shape."""
+"""One shape per seam (docs/decisions.md, code layout): the publisher takes one ``OutRecord``,
+the evidence port has one method, and every implementation in the product keeps to that shape."""
 
 from __future__ import annotations
 
