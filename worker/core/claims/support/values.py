@@ -332,9 +332,9 @@ def _number(text: str, start: int, before: str) -> Reading | None:
                 and decade[-1] == "0"
                 and not sign
             ):
-                keys = tuple(dates.decade_keys(int(m.group(0))))
-                give: tuple[Key, ...] = (("dec", int(m.group(0))), ("n", m.group(0), ""),
-                                         ("n", m.group(0), "*"))  # fmt: skip
+                year = int(decade)
+                keys = tuple(dates.decade_keys(year))
+                give: tuple[Key, ...] = (("dec", year), ("n", decade, ""), ("n", decade, "*"))
                 return Reading(text[start : s.end()], keys, give, DATE, s.end(), False)
         elif s.group("ampm"):
             t = dates.time_key(int(value), 0, s.group("ampm"))
