@@ -14,6 +14,22 @@ import the modules to check that what is committed is what they would write now.
 - ``deploy_schemas``: standalone strict JSON Schemas for kubeconform (``scripts/check-deploy``).
 - ``promql_names``: the metric names and labels the dashboard and the rules read.
 
-They run in ``.venv`` (``pip install -e .`` installs this package next to ``worker``); PyYAML
-comes from the dev extras, so the worker's image, which ships ``worker`` only, never needs it.
+They run in ``.venv`` from the checkout's root (``dev`` is not installed: the scripts run
+``python -m dev.generators.<module>`` from there); PyYAML comes from the dev extras, so the
+worker's image, which ships ``worker`` only, never needs it.
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: The checkout: what the artefacts' paths are printed relative to.
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def write_artefact(out: Path, text: str) -> int:
+    """Write one generated file (its folder made if needed), say so, and return exit status 0."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    print(f"wrote {out.relative_to(ROOT)}")
+    return 0

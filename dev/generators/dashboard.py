@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dev.generators import write_artefact
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "deploy" / "grafana" / "grounding-worker.json"
 
@@ -357,10 +359,7 @@ def build() -> str:
 
 
 def main() -> int:
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(build(), encoding="utf-8")
-    print(f"wrote {OUT.relative_to(ROOT)}")
-    return 0
+    return write_artefact(OUT, build())
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from dev.generators import write_artefact
 from dev.generators.dashboard import OUT as DASHBOARD_JSON
 from dev.generators.dashboard import ROOT
 
@@ -92,10 +93,7 @@ def build(dashboard_json: str | None = None) -> str:
 
 
 def main() -> int:
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(build(), encoding="utf-8")
-    print(f"wrote {OUT.relative_to(ROOT)}")
-    return 0
+    return write_artefact(OUT, build())
 
 
 if __name__ == "__main__":

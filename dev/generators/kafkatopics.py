@@ -20,6 +20,7 @@ from unittest import mock
 
 import yaml
 
+from dev.generators import write_artefact
 from worker.kafka.topic_specs import TopicSpec, topic_specs
 from worker.settings import Settings
 
@@ -126,10 +127,7 @@ def _wrap(comment: str, width: int = 100) -> str:
 
 
 def main() -> int:
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(build(), encoding="utf-8")
-    print(f"wrote {OUT.relative_to(ROOT)}")
-    return 0
+    return write_artefact(OUT, build())
 
 
 if __name__ == "__main__":

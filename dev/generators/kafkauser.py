@@ -15,11 +15,11 @@ tests/unit/deploy/test_deploy_strimzi.py fails when the committed file is stale.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import yaml
 
+from dev.generators import write_artefact
 from dev.generators.kafkatopics import API_VERSION, CLUSTER, ROOT, deploy_settings
 from worker.kafka.topic_specs import topic_specs
 from worker.settings import Settings
@@ -86,10 +86,7 @@ def build(settings: Settings | None = None) -> str:
 
 
 def main() -> int:
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(build(), encoding="utf-8")
-    print(f"wrote {OUT.relative_to(Path(ROOT))}")
-    return 0
+    return write_artefact(OUT, build())
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from dev.generators import write_artefact
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "deploy" / "prometheus" / "alerts.yaml"
 OUT = ROOT / "deploy" / "k8s" / "monitoring" / "prometheusrule.yaml"
@@ -75,10 +77,7 @@ def build(source: str | None = None) -> str:
 
 
 def main() -> int:
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(build(), encoding="utf-8")
-    print(f"wrote {OUT.relative_to(ROOT)}")
-    return 0
+    return write_artefact(OUT, build())
 
 
 if __name__ == "__main__":
