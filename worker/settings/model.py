@@ -111,6 +111,13 @@ class Settings(BaseSettings):
         ge=6.0,
         description="how long a crashed worker keeps its partitions before the group moves them",
     )
+    broker_metadata_max_age_s: float = Field(
+        default=30.0,
+        ge=1.0,
+        description="how often the consumer re-reads the cluster's metadata: a worker that joined "
+        "before its topics were visible (a broker just started) is given its partitions at the "
+        "next read (the client's default waits 5 minutes)",
+    )
     drafts_intake: Literal["channel", "stream"] = Field(
         default="channel",
         description="how drafts reach the batch: `stream`, a Faust agent's stream (an event, a "

@@ -83,6 +83,7 @@ def new_app(settings: Settings) -> WorkerApp:
         producer_max_batch_size=PRODUCER_BATCH_BYTES,
         broker_commit_interval=1.0,
         broker_session_timeout=settings.broker_session_timeout_s,
+        consumer_metadata_max_age_ms=round(settings.broker_metadata_max_age_s * 1000),
         web_enabled=True,
         # Belt and braces: OwnViewsWeb mounts none of these anyway.
         web_tables_enabled=False,

@@ -24,13 +24,18 @@ from worker.stream.faust_internals import FAUST_VERSION_READ, UndecodedTopic, Wo
 
 
 async def fetch_wait_ms(settings: Settings) -> int:
+    return (await built_consumer_ms(settings))[0]
+
+
+async def built_consumer_ms(settings: Settings) -> tuple[int, int]:
+    """The fetch wait and metadata age (ms) of the consumer the app builds."""
     app = new_app(settings)
     transport = app.transport
     assert isinstance(transport, WorkerTransport)
     built = app.consumer._thread._create_worker_consumer(transport)
     try:
         assert isinstance(built, AIOKafkaConsumer)
-        return int(built._fetch_max_wait_ms)
+        return int(built._fetch_max_wait_ms), int(built._client._metadata_max_age_ms)
     finally:
         await built.stop()  # never started: closes its client
         # The loops made with the consumer (its thread's, and the app's if not this one).
@@ -46,6 +51,17 @@ async def test_the_drafts_consumer_waits_at_most_the_configured_fetch_wait(tmp_p
 
 async def test_the_default_is_a_tenth_of_a_second_not_fausts_one_and_a_half(tmp_path: Path) -> None:
     assert await fetch_wait_ms(Settings(data_dir=tmp_path, app_id="fetch-default")) == 100
+
+
+async def test_the_consumer_rereads_metadata_at_the_configured_age_not_five_minutes(
+    tmp_path: Path,
+) -> None:
+    """A worker that joined before its topics were visible (a broker just started: "Ignoring
+    missing topic") is assigned nothing until the consumer next reads the metadata."""
+    default = await built_consumer_ms(Settings(data_dir=tmp_path, app_id="metadata-default"))
+    assert default[1] == 30_000
+    settings = Settings(data_dir=tmp_path, app_id="metadata-age", broker_metadata_max_age_s=2.5)
+    assert (await built_consumer_ms(settings))[1] == 2_500
 
 
 def test_aiokafka_still_hands_the_wait_to_its_fetcher() -> None:
