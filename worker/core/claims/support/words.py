@@ -23,7 +23,7 @@ import Stemmer
 from wordfreq import get_frequency_dict
 
 from worker.core.claims.support.dates import MONTHS
-from worker.core.claims.support.spelled import NUMBER_WORDS
+from worker.core.claims.support.spelled import FRACTION_WORDS, NUMBER_MARKS, NUMBER_WORDS
 from worker.core.claims.support.values import MAGNITUDES, UNITS
 
 __all__ = [
@@ -104,6 +104,7 @@ _STEMMER = Stemmer.Stemmer("english")
 _NOT_WORDS = (
     frozenset(MONTHS)
     | NUMBER_WORDS
+    | FRACTION_WORDS
     | frozenset(UNITS)
     | frozenset(MAGNITUDES)
     | frozenset(
@@ -186,7 +187,7 @@ class Words:
         rare = zipf < RARE_ZIPF and len(lower) > 2
         cap = spelled[0].isupper() and zipf < NAME_ZIPF and len(lower) > 1
         cap_word = spelled[0].isupper() and zipf < CAP_ZIPF and content
-        number = lower in NUMBER_WORDS
+        number = lower in NUMBER_MARKS
         month = lower.rstrip(".") in MONTHS
         negation = lower in _NEGATIONS
         key = stem if weight > 0.0 else ""
