@@ -33,6 +33,7 @@ __all__ = [
     "RARE_ZIPF",
     "Word",
     "Words",
+    "defined_acronyms",
     "negates",
     "tokens",
 ]
@@ -146,6 +147,56 @@ def tokens(text: str) -> list[str]:
     if _DIGIT.search(text) is None:
         return found
     return [w for w in found if not w[0].isdigit()]  # a value's (``2b`` of ``4.2b``), no word
+
+
+#: An acronym in parentheses after its expansion (``National Air and Space Museum (NASM)``,
+#: ``(ICRC 2016)``), or before its expansion in parentheses (``NASM (National Air and Space
+#: Museum)``): two or more letters, at least two of them capitals.
+_ACRONYM_AFTER = re.compile(r"\(\s*([A-Z][A-Za-z&]*[A-Z][a-z]?)(?=[\s,;:)])")
+_ACRONYM_BEFORE = re.compile(r"(?<![^\W_])([A-Z][A-Za-z&]*[A-Z][a-z]?)\s*\(([^()]{3,200})\)")
+#: Words an expansion may skip (``and``, ``of``: ``Department of Transportation (DOT)``,
+#: ``(DT)`` alike).
+_LINKS = frozenset(["and", "of", "the", "for", "on", "in", "at", "to", "de", "la", "du", "des"])
+_EXPANSION_WORD = re.compile(r"[^\W\d_][^\W_]*|&")
+
+
+def _initials_match(letters: str, words: list[str]) -> bool:
+    """Whether ``letters`` (an acronym's, in order) are the initials of ``words`` read from the
+    first, each capitalised word giving one letter, a linking word (``of``) one or none."""
+    i = 0
+    for word in words:
+        link = word == "&" or word.casefold() in _LINKS
+        initial = i < len(letters) and word[0].casefold() == letters[i].casefold()
+        if initial and (link or word[0].isupper()):
+            i += 1
+        elif not link:
+            return False
+    return i == len(letters)
+
+
+def defined_acronyms(text: str) -> list[str]:
+    """The acronyms ``text`` defines itself: in parentheses right after the capitalised words
+    whose initials they are (``National Air and Space Museum (NASM)``), or right before such
+    words in parentheses (``NASM (National Air and Space Museum)``). Such an acronym is the
+    text's own name for words it states, not a claim a source must repeat (``verdict.py``)."""
+    found: list[str] = []
+    for m in _ACRONYM_AFTER.finditer(text):
+        letters = m.group(1).replace("&", "")
+        before = _EXPANSION_WORD.findall(text[max(0, m.start() - 200) : m.start()])
+        # The expansion ends right before the parenthesis: try each start, nearest first.
+        for k in range(len(letters), min(len(before), 3 * len(letters)) + 1):
+            words = before[-k:]
+            if words[0][0].isupper() and _initials_match(letters, words):
+                found.append(m.group(1))
+                break
+    for m in _ACRONYM_BEFORE.finditer(text):
+        letters = m.group(1).replace("&", "")
+        inside = _EXPANSION_WORD.findall(m.group(2))
+        for k in range(len(letters), min(len(inside), 3 * len(letters)) + 1):
+            if _initials_match(letters, inside[:k]):
+                found.append(m.group(1))
+                break
+    return found
 
 
 def negates(text: str) -> bool:
