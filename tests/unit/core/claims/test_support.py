@@ -165,6 +165,32 @@ def test_an_acronym_not_defined_by_its_words_is_still_a_missing_name(unit: str, 
     assert named in result.missing_words
 
 
+@pytest.mark.parametrize(
+    ("unit", "source"),
+    [
+        (
+            "Her first novel, Hygiène de l'assassin, appeared.",
+            "Her first novel, Hygiene de l'assassin, appeared.",
+        ),
+        ("Maxime Lagace was assigned to Chicago.", "Maxime Lagacé was assigned to Chicago."),
+        ("Jón Daði Böðvarsson left the club.", "Jon Dadi Bodvarsson left the club."),
+    ],
+)
+def test_a_name_with_or_without_its_accents_is_the_same_name(unit: str, source: str) -> None:
+    """English text drops and keeps accents on the same names (NFKD, marks out; ``ð`` as ``d``)."""
+    for u, s in ((unit, source), (source, unit)):
+        result = check_support(u, [SourceText(A, s)])
+        assert (result.level, result.missing_words) == (SupportLevel.SUPPORTED, ()), (u, s)
+
+
+def test_another_name_with_accents_is_still_missing() -> None:
+    result = check_support(
+        "Maxime Lagacé was assigned to Chicago.",
+        [SourceText(A, "Maxime Lagarde was assigned to Chicago.")],
+    )
+    assert (result.level, result.missing_words) == (SupportLevel.UNSUPPORTED, ("Lagacé",))
+
+
 def test_words_accuse_false_reports_coverage_but_accuses_numbers_only() -> None:
     unrelated = "Flag the harbour master's vessel for review today."
     assert check_support(unrelated, [SourceText(A, LATENCY)], words_accuse=False).level is (

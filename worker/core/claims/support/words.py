@@ -204,6 +204,24 @@ def negates(text: str) -> bool:
     return _NEGATION.search(text) is not None
 
 
+#: Latin letters with no decomposition, as ASCII (``Bodvarsson`` for ``Böðvarsson``).
+_FOLD = str.maketrans(
+    {"ø": "o", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "æ": "ae", "œ": "oe", "ß": "ss", "ı": "i"}
+)
+
+
+def _folded_stem(lower: str) -> str:
+    """A non-ASCII word's key: its letters without their accents (NFKD, combining marks out;
+    ``ø``, ``ß``… as ASCII), stemmed if that leaves it ASCII (``Hygiène`` = ``Hygiene``,
+    ``Montréal`` = ``Montreal``), else as folded (Greek, Cyrillic, CJK: itself). English text
+    drops and keeps accents on the same names; no English word differs from another only by
+    them."""
+    folded = "".join(
+        c for c in unicodedata.normalize("NFKD", lower) if not unicodedata.combining(c)
+    ).translate(_FOLD)
+    return _STEMMER.stemWord(folded) if folded.isascii() else folded
+
+
 class Words:
     """A batch's memo of words: each distinct spelling stemmed and weighed once (the batch's
     sources and units share most of their words)."""
@@ -234,7 +252,7 @@ class Words:
         # a month or weekday name, a number word, a unit or magnitude (``values.py`` reads them).
         content = len(lower) > 1 and not lower[0].isdigit() and lower.rstrip(".") not in _NOT_WORDS
         weight = min(MAX_WEIGHT, max(0.0, COMMON_ZIPF - zipf)) if content else 0.0
-        stem = _STEMMER.stemWord(lower) if lower.isascii() else lower
+        stem = _STEMMER.stemWord(lower) if lower.isascii() else _folded_stem(lower)
         rare = zipf < RARE_ZIPF and len(lower) > 2
         cap = spelled[0].isupper() and zipf < NAME_ZIPF and len(lower) > 1
         cap_word = spelled[0].isupper() and zipf < CAP_ZIPF and content
