@@ -209,7 +209,7 @@ def _checked(
     stems = frozenset(map(_CONTENT, words)) - _NO_STEM
     missing = stems - index.union_stems(texts, read)
     if missing and "(" in text:
-        missing = _not_defined(text, missing, index)
+        missing = _not_defined(text, distinct, words, missing)
     if missing:
         score, missing_words = _words_missing(distinct, words, missing, findings)
     else:
@@ -241,13 +241,23 @@ def _checked(
     return result, stems
 
 
-def _not_defined(text: str, missing: frozenset[str], index: SourceIndex) -> frozenset[str]:
+def _not_defined(
+    text: str, distinct: list[str], words: Sequence[Word], missing: frozenset[str]
+) -> frozenset[str]:
     """``missing`` less the acronyms the unit defines itself (``National Air and Space Museum
-    (NASM)``): the unit's words that state it are checked, its own short name for them is not."""
-    acronyms = defined_acronyms(text)
-    if not acronyms:
+    (NASM)``): the unit's words that state it are checked, its own short name for them is not.
+    Only missing words with two capitals are looked for (most units have none)."""
+    wanted = {
+        t
+        for t, w in zip(distinct, words, strict=True)
+        if w.content in missing and sum(map(str.isupper, t)) >= 2
+    }
+    if not wanted:
         return missing
-    return missing - {w.content for a in acronyms for w in index.words.of(tokens(a))}
+    defined = defined_acronyms(text, wanted)
+    if not defined:
+        return missing
+    return missing - {w.content for t, w in zip(distinct, words, strict=True) if t in defined}
 
 
 def _words_missing(

@@ -16,6 +16,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from functools import cache
 from typing import NamedTuple
 
@@ -151,51 +152,96 @@ def tokens(text: str) -> list[str]:
 
 #: An acronym in parentheses after its expansion (``National Air and Space Museum (NASM)``,
 #: ``(ICRC 2016)``), or before its expansion in parentheses (``NASM (National Air and Space
-#: Museum)``): two or more letters, at least two of them capitals.
-_ACRONYM_AFTER = re.compile(r"\(\s*([A-Z][A-Za-z&]*[A-Z][a-z]?)(?=[\s,;:)])")
-_ACRONYM_BEFORE = re.compile(r"(?<![^\W_])([A-Z][A-Za-z&]*[A-Z][a-z]?)\s*\(([^()]{3,200})\)")
-#: Words an expansion may skip (``and``, ``of``: ``Department of Transportation (DOT)``,
-#: ``(DT)`` alike).
+#: Museum)``): 2-13 letters, the first and the last (or the one before a last lower-case one,
+#: ``MoMA``, ``PhD``… ) capitals.
+_ACRONYM_AFTER = re.compile(r"\(\s*([A-Z][A-Za-z&]{0,10}[A-Z][a-z]?)(?=[\s,;:)])")
+_ACRONYM_BEFORE = re.compile(r"(?<![^\W_])([A-Z][A-Za-z&]{0,10}[A-Z][a-z]?)\s*\(([^()]{3,200})\)")
+#: Words an expansion may skip or take a letter from (``Department of Transportation (DOT)``,
+#: ``(DT)`` alike; ``Museum of Modern Art (MoMA)``).
 _LINKS = frozenset(["and", "of", "the", "for", "on", "in", "at", "to", "de", "la", "du", "des"])
 _EXPANSION_WORD = re.compile(r"[^\W\d_][^\W_]*|&")
 
 
-def _initials_match(letters: str, words: list[str]) -> bool:
-    """Whether ``letters`` (an acronym's, in order) are the initials of ``words`` read from the
-    first, each capitalised word giving one letter, a linking word (``of``) one or none."""
-    i = 0
+def _link(word: str) -> bool:
+    return word == "&" or word.casefold() in _LINKS
+
+
+def _gives(word: str, letter: str) -> bool:
+    """Whether ``word`` may give ``letter``: its initial, the word capitalised or a link."""
+    return word[0].casefold() == letter.casefold() and (word[0].isupper() or _link(word))
+
+
+def _initials(letters: str, words: list[str]) -> bool:
+    """Whether ``words``, from the first, begin with words whose initials are ``letters``: each
+    capitalised word gives the next letter, a linking word (``of``, ``&``) the next letter or
+    none, any other word breaks it; the first word is capitalised and gives the first letter.
+    Every reading of the links is kept (at most ``len(letters)`` at once)."""
+    if not words or not words[0][0].isupper():
+        return False
+    at = {0}
     for word in words:
-        link = word == "&" or word.casefold() in _LINKS
-        initial = i < len(letters) and word[0].casefold() == letters[i].casefold()
-        if initial and (link or word[0].isupper()):
-            i += 1
-        elif not link:
+        link = _link(word)
+        after = {i + 1 for i in at if _gives(word, letters[i])}
+        if len(letters) in after:
+            return True
+        if link:
+            after |= at
+        at = after
+        if not at:
             return False
-    return i == len(letters)
+    return False
 
 
-def defined_acronyms(text: str) -> list[str]:
-    """The acronyms ``text`` defines itself: in parentheses right after the capitalised words
-    whose initials they are (``National Air and Space Museum (NASM)``), or right before such
-    words in parentheses (``NASM (National Air and Space Museum)``). Such an acronym is the
-    text's own name for words it states, not a claim a source must repeat (``verdict.py``)."""
-    found: list[str] = []
+def _read_back(letters: str, before: list[str]) -> bool:
+    """Whether ``before`` ends with words whose initials are ``letters`` (as ``_initials``):
+    the last word gives the last letter, and the word that gives the first is capitalised
+    (``the museum of Modern Art (MoMA)`` defines nothing)."""
+    if not before or _link(before[-1]):
+        return False
+    at = {len(letters) - 1}
+    for word in reversed(before):
+        link = _link(word)
+        given = {i for i in at if _gives(word, letters[i])}
+        if 0 in given and word[0].isupper():
+            return True
+        after = {i - 1 for i in given if i > 0}
+        if link:
+            after |= at
+        at = after
+        if not at:
+            return False
+    return False
+
+
+def defined_acronyms(text: str, wanted: AbstractSet[str]) -> set[str]:
+    """Which of ``wanted`` (words of ``text``) are acronyms ``text`` defines itself: at its first
+    use in parentheses, right after the capitalised words whose initials it is (``National Air
+    and Space Museum (NASM)``), or right before them in parentheses (``NASM (National Air and
+    Space Museum)``). Such an acronym is the text's own short name for words it states, not a
+    claim a source must repeat (``verdict.py``). Each acronym is read once, at its first use,
+    in a bounded window: linear in ``text``."""
+    found: set[str] = set()
+    tried: set[str] = set()
     for m in _ACRONYM_AFTER.finditer(text):
-        letters = m.group(1).replace("&", "")
-        before = _EXPANSION_WORD.findall(text[max(0, m.start() - 200) : m.start()])
-        # The expansion ends right before the parenthesis: try each start, nearest first.
-        for k in range(len(letters), min(len(before), 3 * len(letters)) + 1):
-            words = before[-k:]
-            if words[0][0].isupper() and _initials_match(letters, words):
-                found.append(m.group(1))
-                break
+        acronym = m.group(1)
+        first = acronym.split("&", 1)[0]
+        if first not in wanted or acronym in tried:
+            continue
+        tried.add(acronym)
+        letters = acronym.replace("&", "")
+        window = text[max(0, m.start() - 24 * len(letters)) : m.start()]
+        before = _EXPANSION_WORD.findall(window)
+        # The expansion ends right before the parenthesis: read back from it, letters reversed.
+        if _read_back(letters, before):
+            found.add(first)
     for m in _ACRONYM_BEFORE.finditer(text):
-        letters = m.group(1).replace("&", "")
-        inside = _EXPANSION_WORD.findall(m.group(2))
-        for k in range(len(letters), min(len(inside), 3 * len(letters)) + 1):
-            if _initials_match(letters, inside[:k]):
-                found.append(m.group(1))
-                break
+        acronym = m.group(1)
+        first = acronym.split("&", 1)[0]
+        if first not in wanted or acronym in tried:
+            continue
+        tried.add(acronym)
+        if _initials(acronym.replace("&", ""), _EXPANSION_WORD.findall(m.group(2))):
+            found.add(first)
     return found
 
 
