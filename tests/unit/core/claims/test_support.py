@@ -124,6 +124,73 @@ def test_a_name_no_source_has_is_unsupported() -> None:
     assert (ok.level, ok.findings) == (SupportLevel.SUPPORTED, ())
 
 
+MUSEUM = "The National Air and Space Museum in Washington opened its new gallery in July."
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "The National Air and Space Museum (NASM) in Washington opened its new gallery.",
+        "The NASM (National Air and Space Museum) in Washington opened its new gallery.",
+    ],
+)
+def test_an_acronym_the_unit_defines_itself_is_no_missing_name(unit: str) -> None:
+    """``(NASM)`` right after the words whose initials it is (or before them in parentheses)
+    is the unit's own short name for what it states: the source need not abbreviate it."""
+    result = check_support(unit, [SourceText(A, MUSEUM)])
+    assert (result.level, result.findings, result.missing_words) == (
+        SupportLevel.SUPPORTED,
+        (),
+        (),
+    )
+
+
+@pytest.mark.parametrize(
+    ("unit", "named"),
+    [
+        # Its letters are not the initials of the words before it: a name no source has.
+        ("The National Air and Space Museum (NMAH) in Washington opened its new gallery.", "NMAH"),
+        ("The museum in Washington (NASM) opened its new gallery.", "NASM"),
+        # Its words are missing, however it is abbreviated: they are still checked.
+        (
+            "The National Tiltrotor Heritage Museum (NTHM) in Washington opened its new gallery.",
+            "Tiltrotor",
+        ),
+    ],
+)
+def test_an_acronym_not_defined_by_its_words_is_still_a_missing_name(unit: str, named: str) -> None:
+    result = check_support(unit, [SourceText(A, MUSEUM)])
+    assert result.level is SupportLevel.UNSUPPORTED
+    assert Finding.NAME in result.findings
+    assert named in result.missing_words
+
+
+@pytest.mark.parametrize(
+    ("unit", "source"),
+    [
+        (
+            "Her first novel, Hygiène de l'assassin, appeared.",
+            "Her first novel, Hygiene de l'assassin, appeared.",
+        ),
+        ("Maxime Lagace was assigned to Chicago.", "Maxime Lagacé was assigned to Chicago."),
+        ("Jón Daði Böðvarsson left the club.", "Jon Dadi Bodvarsson left the club."),
+    ],
+)
+def test_a_name_with_or_without_its_accents_is_the_same_name(unit: str, source: str) -> None:
+    """English text drops and keeps accents on the same names (NFKD, marks out; ``ð`` as ``d``)."""
+    for u, s in ((unit, source), (source, unit)):
+        result = check_support(u, [SourceText(A, s)])
+        assert (result.level, result.missing_words) == (SupportLevel.SUPPORTED, ()), (u, s)
+
+
+def test_another_name_with_accents_is_still_missing() -> None:
+    result = check_support(
+        "Maxime Lagacé was assigned to Chicago.",
+        [SourceText(A, "Maxime Lagarde was assigned to Chicago.")],
+    )
+    assert (result.level, result.missing_words) == (SupportLevel.UNSUPPORTED, ("Lagacé",))
+
+
 def test_words_accuse_false_reports_coverage_but_accuses_numbers_only() -> None:
     unrelated = "Flag the harbour master's vessel for review today."
     assert check_support(unrelated, [SourceText(A, LATENCY)], words_accuse=False).level is (

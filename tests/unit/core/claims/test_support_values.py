@@ -50,6 +50,13 @@ SAME = [
     ("twenty-five vessels", "25 vessels"),
     ("two million", "2,000,000"),
     ("50%", "half"),
+    # A fraction in words is the fraction (``two thirds`` is 2/3, never 2) and its percentage.
+    ("two thirds of the houses", "two-thirds of the houses"),
+    ("one-third of the seats", "a third of the seats"),
+    ("three quarters of voters", "75% of voters"),
+    ("two-thirds majority", "67 percent majority"),
+    ("one half of the duo", "50% of the duo"),
+    ("a third cousin", "3rd cousin"),  # ``a third`` with no ``of``: an ordinal
     ("January 31, 2017", "2017-01-31"),
     ("Jan. 31, 2017", "31 January 2017"),
     ("Sept. 4, 2019", "4 September 2019"),
@@ -81,6 +88,8 @@ INSIDE = [
     ("in the 2000's", "in 2004"),  # a decade by a year inside it
     ("the 2000s", "2007"),
     ("mid-2019", "July 2019"),
+    ("the third quarter of 2006", "on July 23, 2006"),  # a quarter of a year by a date in it
+    ("Q3 2006", "in September 2006"),
     ("12 to 18 April 2015", "April 12–18, 2015"),  # a range is its two ends
     ("April 12–18, 2015", "12 April 2015 and 18 April 2015"),
     ("the 2018–19 season", "from 2018 to 2019"),
@@ -119,6 +128,12 @@ OTHER = [
     ("12 to 19 April 2015", "April 12–18, 2015", "12 to 19 April 2015"),
     ("at 14:06", "2026-05-04T14:05:00Z", "14:06"),
     ("50%", "40 percent", "50%"),
+    ("two thirds of the houses", "three quarters of the houses", "two thirds"),
+    ("two thirds of the houses", "2 houses", "two thirds"),  # not the number 2
+    ("a third of the seats", "3 seats", "a third"),
+    ("three-quarters", "66%", "three-quarters"),
+    ("the third quarter of 2006", "on October 23, 2006", "third quarter"),
+    ("Q3 2006", "in October 2006", "Q3"),
     ("half", "40%", "half"),
     ("3rd", "4th", "3rd"),
     ("version 2.3.1", "version 2.3.0", "2.3.1"),

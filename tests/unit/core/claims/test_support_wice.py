@@ -57,13 +57,15 @@ def test_the_test_split_is_the_one_measured() -> None:
 
 @needs_data
 def test_per_label_figures_hold() -> None:
-    """Measured: 7 of 111 ``supported`` accused (6.3 %), 17 of 32 ``not_supported`` (53.1 %)
-    and 102 of 215 ``partially_supported`` (47.4 %) caught. The targets (≤ 5 %, ≥ 75 %,
-    ≥ 40 %) are met for ``partially_supported`` only (docs/support.md)."""
+    """Measured: 4 of 111 ``supported`` accused (3.6 %), 17 of 32 ``not_supported`` (53.1 %)
+    and 100 of 215 ``partially_supported`` (46.5 %) caught. The targets (≤ 5 %, ≥ 75 %,
+    ≥ 40 %) are met for ``supported`` and ``partially_supported``, not for ``not_supported``
+    (docs/support.md)."""
     worker = counts("worker")
-    assert worker["supported"] <= 7
+    assert worker["supported"] <= 4
+    assert worker["supported"] / 111 <= 0.05
     assert worker["not_supported"] >= 17
-    assert worker["partially_supported"] >= 102
+    assert worker["partially_supported"] >= 100
     assert worker["partially_supported"] / 215 >= 0.40
 
 
@@ -85,7 +87,7 @@ def test_the_failing_kinds_are_exactly_those_at_precision_0_9_on_test() -> None:
 @needs_data
 def test_missing_words_named_are_mostly_the_annotators_unsupported_words() -> None:
     marked, named = wice.token_agreement(wice.DATA / "tokens-test.jsonl")
-    assert (marked, named) == (105, 172)
+    assert (marked, named) == (103, 170)
 
 
 def test_the_docs_table_fails_the_kinds_the_code_fails() -> None:

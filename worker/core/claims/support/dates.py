@@ -17,12 +17,13 @@ __all__ = [
     "day_keys",
     "decade_keys",
     "month_keys",
+    "quarter_keys",
     "source_day_keys",
     "source_month_keys",
 ]
 
 #: A value's identity: a tuple whose first item names its kind (``n``, ``d``, ``ym``, ``md``,
-#: ``q``, ``t``, ``v``, ``dec``, ``abs``).
+#: ``q``, ``qy``, ``t``, ``v``, ``dec``, ``abs``, ``frac``).
 Key = tuple[object, ...]
 
 #: Month names and abbreviations (with or without a dot, ``Sept.`` too) -> 1..12.
@@ -92,20 +93,41 @@ def decade_keys(start: int) -> list[Key]:
 
 
 def source_day_keys(year: int | None, month: int, day: int) -> list[Key]:
-    """What a source's date supports: the day, its day of the year, its month, its year."""
+    """What a source's date supports: the day, its day of the year, its month, its quarter
+    of its year, its year."""
     if not _valid(year or 1, month, day):
         return []
     keys: list[Key] = [("md", month, day)]
     if year is not None:
         y = str(year)
-        keys += [("d", year, month, day), ("ym", year, month), ("n", y, ""), ("n", y, "*")]
+        keys += [
+            ("d", year, month, day),
+            ("ym", year, month),
+            ("qy", year, (month + 2) // 3),
+            ("n", y, ""),
+            ("n", y, "*"),
+        ]
     return keys
 
 
 def source_month_keys(year: int, month: int) -> list[Key]:
-    """What a source's month and year supports: the month and its year."""
+    """What a source's month and year supports: the month, its quarter of the year, its year."""
     y = str(year)
-    return [("ym", year, month), ("n", y, ""), ("n", y, "*")]
+    return [("ym", year, month), ("qy", year, (month + 2) // 3), ("n", y, ""), ("n", y, "*")]
+
+
+#: A year right after a quarter (``Q3 2006``, ``the third quarter of 2006``, ``Q3, 2006``).
+QUARTER_YEAR = re.compile(r",?\s+(?:of\s+)?(\d{4})(?!\d)", re.IGNORECASE)
+
+
+def quarter_keys(quarter: int, after: str, at: int) -> tuple[Key, ...]:
+    """A quarter's keys (``Q3``, ``third quarter``): the quarter, and where a year follows at
+    ``at`` in ``after`` (``Q3 2006``) the quarter of that year, which any date inside it
+    supports, as a month's and year's (a source's ``July 23, 2006``)."""
+    m = QUARTER_YEAR.match(after, at)
+    if m is None:
+        return (("q", quarter),)
+    return (("q", quarter), ("qy", int(m.group(1)), quarter))
 
 
 def time_key(hour: int, minute: int, half: str | None) -> Key | None:

@@ -150,8 +150,8 @@ def read_at(text: str, start: int, run_end: int) -> Reading | None:
     if run <= 2 and (m := dates.DAY_FIRST.match(text, start)) is not None:
         return _day_first(m)
     if start and text[start - 1] in "Qq" and _QUARTER.match(text, start - 1) is not None:
-        key = ("q", int(text[start]))
-        return Reading(text[start - 1 : start + 1], (key,), (key,), DATE, start + 1, False)
+        keys = dates.quarter_keys(int(text[start]), text, start + 1)
+        return Reading(text[start - 1 : start + 1], keys, keys, DATE, start + 1, False)
     century = _YEAR_RANGE_END.search(before) if last in "-–/" else None
     if century is not None and _TWO_DIGITS.match(text, start):
         ends = century.group(1) + text[start : start + 2]  # ``2018–19``: 2019

@@ -21,7 +21,7 @@ from worker.core.claims.support.index import Cited, SourceIndex, SourceRead, Sou
 from worker.core.claims.support.scan import unit_missing, value_spans
 from worker.core.claims.support.scan import visible as _visible
 from worker.core.claims.support.values import DATE, NUMBER, SPELLED, Value
-from worker.core.claims.support.words import Word, tokens
+from worker.core.claims.support.words import Word, defined_acronyms, tokens
 from worker.core.contract import SupportLevel
 
 __all__ = [
@@ -208,6 +208,8 @@ def _checked(
     # nothing more is read of them.
     stems = frozenset(map(_CONTENT, words)) - _NO_STEM
     missing = stems - index.union_stems(texts, read)
+    if missing and "(" in text:
+        missing = _not_defined(text, distinct, words, missing)
     if missing:
         score, missing_words = _words_missing(distinct, words, missing, findings)
     else:
@@ -237,6 +239,25 @@ def _checked(
         ),
     )
     return result, stems
+
+
+def _not_defined(
+    text: str, distinct: list[str], words: Sequence[Word], missing: frozenset[str]
+) -> frozenset[str]:
+    """``missing`` less the acronyms the unit defines itself (``National Air and Space Museum
+    (NASM)``): the unit's words that state it are checked, its own short name for them is not.
+    Only missing words with two capitals are looked for (most units have none)."""
+    wanted = {
+        t
+        for t, w in zip(distinct, words, strict=True)
+        if w.content in missing and sum(map(str.isupper, t)) >= 2
+    }
+    if not wanted:
+        return missing
+    defined = defined_acronyms(text, wanted)
+    if not defined:
+        return missing
+    return missing - {w.content for t, w in zip(distinct, words, strict=True) if t in defined}
 
 
 def _words_missing(

@@ -16,6 +16,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from functools import cache
 from typing import NamedTuple
 
@@ -23,7 +24,7 @@ import Stemmer
 from wordfreq import get_frequency_dict
 
 from worker.core.claims.support.dates import MONTHS
-from worker.core.claims.support.spelled import NUMBER_WORDS
+from worker.core.claims.support.spelled import FRACTION_WORDS, NUMBER_MARKS, NUMBER_WORDS
 from worker.core.claims.support.values import MAGNITUDES, UNITS
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "RARE_ZIPF",
     "Word",
     "Words",
+    "defined_acronyms",
     "negates",
     "tokens",
 ]
@@ -104,6 +106,7 @@ _STEMMER = Stemmer.Stemmer("english")
 _NOT_WORDS = (
     frozenset(MONTHS)
     | NUMBER_WORDS
+    | FRACTION_WORDS
     | frozenset(UNITS)
     | frozenset(MAGNITUDES)
     | frozenset(
@@ -147,9 +150,122 @@ def tokens(text: str) -> list[str]:
     return [w for w in found if not w[0].isdigit()]  # a value's (``2b`` of ``4.2b``), no word
 
 
+#: An acronym in parentheses after its expansion (``National Air and Space Museum (NASM)``,
+#: ``(ICRC 2016)``), or before its expansion in parentheses (``NASM (National Air and Space
+#: Museum)``): 2-13 letters, the first and the last (or the one before a last lower-case one,
+#: ``MoMA``, ``PhD``… ) capitals.
+_ACRONYM_AFTER = re.compile(r"\(\s*([A-Z][A-Za-z&]{0,10}[A-Z][a-z]?)(?=[\s,;:)])")
+_ACRONYM_BEFORE = re.compile(r"(?<![^\W_])([A-Z][A-Za-z&]{0,10}[A-Z][a-z]?)\s*\(([^()]{3,200})\)")
+#: Words an expansion may skip or take a letter from (``Department of Transportation (DOT)``,
+#: ``(DT)`` alike; ``Museum of Modern Art (MoMA)``).
+_LINKS = frozenset(["and", "of", "the", "for", "on", "in", "at", "to", "de", "la", "du", "des"])
+_EXPANSION_WORD = re.compile(r"[^\W\d_][^\W_]*|&")
+
+
+def _link(word: str) -> bool:
+    return word == "&" or word.casefold() in _LINKS
+
+
+def _gives(word: str, letter: str) -> bool:
+    """Whether ``word`` may give ``letter``: its initial, the word capitalised or a link."""
+    return word[0].casefold() == letter.casefold() and (word[0].isupper() or _link(word))
+
+
+def _initials(letters: str, words: list[str]) -> bool:
+    """Whether ``words``, from the first, begin with words whose initials are ``letters``: each
+    capitalised word gives the next letter, a linking word (``of``, ``&``) the next letter or
+    none, any other word breaks it; the first word is capitalised and gives the first letter.
+    Every reading of the links is kept (at most ``len(letters)`` at once)."""
+    if not words or not words[0][0].isupper():
+        return False
+    at = {0}
+    for word in words:
+        link = _link(word)
+        after = {i + 1 for i in at if _gives(word, letters[i])}
+        if len(letters) in after:
+            return True
+        if link:
+            after |= at
+        at = after
+        if not at:
+            return False
+    return False
+
+
+def _read_back(letters: str, before: list[str]) -> bool:
+    """Whether ``before`` ends with words whose initials are ``letters`` (as ``_initials``):
+    the last word gives the last letter, and the word that gives the first is capitalised
+    (``the museum of Modern Art (MoMA)`` defines nothing)."""
+    if not before or _link(before[-1]):
+        return False
+    at = {len(letters) - 1}
+    for word in reversed(before):
+        link = _link(word)
+        given = {i for i in at if _gives(word, letters[i])}
+        if 0 in given and word[0].isupper():
+            return True
+        after = {i - 1 for i in given if i > 0}
+        if link:
+            after |= at
+        at = after
+        if not at:
+            return False
+    return False
+
+
+def defined_acronyms(text: str, wanted: AbstractSet[str]) -> set[str]:
+    """Which of ``wanted`` (words of ``text``) are acronyms ``text`` defines itself: at its first
+    use in parentheses, right after the capitalised words whose initials it is (``National Air
+    and Space Museum (NASM)``), or right before them in parentheses (``NASM (National Air and
+    Space Museum)``). Such an acronym is the text's own short name for words it states, not a
+    claim a source must repeat (``verdict.py``). Each acronym is read once, at its first use,
+    in a bounded window: linear in ``text``."""
+    found: set[str] = set()
+    tried: set[str] = set()
+    for m in _ACRONYM_AFTER.finditer(text):
+        acronym = m.group(1)
+        first = acronym.split("&", 1)[0]
+        if first not in wanted or acronym in tried:
+            continue
+        tried.add(acronym)
+        letters = acronym.replace("&", "")
+        window = text[max(0, m.start() - 24 * len(letters)) : m.start()]
+        before = _EXPANSION_WORD.findall(window)
+        # The expansion ends right before the parenthesis: read back from it, letters reversed.
+        if _read_back(letters, before):
+            found.add(first)
+    for m in _ACRONYM_BEFORE.finditer(text):
+        acronym = m.group(1)
+        first = acronym.split("&", 1)[0]
+        if first not in wanted or acronym in tried:
+            continue
+        tried.add(acronym)
+        if _initials(acronym.replace("&", ""), _EXPANSION_WORD.findall(m.group(2))):
+            found.add(first)
+    return found
+
+
 def negates(text: str) -> bool:
     """Whether ``text`` negates anything (``not``, ``never``, ``n't``…)."""
     return _NEGATION.search(text) is not None
+
+
+#: Latin letters with no decomposition, as ASCII (``Bodvarsson`` for ``Böðvarsson``).
+_FOLD = str.maketrans(
+    {"ø": "o", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "æ": "ae", "œ": "oe", "ß": "ss", "ı": "i"}
+)
+
+
+def _folded_stem(lower: str) -> str:
+    """A non-ASCII word's key: its letters without their accents (NFKD, combining marks out;
+    ``ø``, ``ß``… as ASCII), stemmed if that leaves it ASCII (``Hygiène`` = ``Hygiene``,
+    ``Montréal`` = ``Montreal``), else as folded (Greek, Cyrillic, CJK: itself). English text
+    drops and keeps accents on the same names; no English word differs from another only by
+    them."""
+    folded = "".join(
+        c for c in unicodedata.normalize("NFKD", lower) if not unicodedata.combining(c)
+    ).translate(_FOLD)
+    return _STEMMER.stemWord(folded) if folded.isascii() else folded
 
 
 class Words:
@@ -182,11 +298,11 @@ class Words:
         # a month or weekday name, a number word, a unit or magnitude (``values.py`` reads them).
         content = len(lower) > 1 and not lower[0].isdigit() and lower.rstrip(".") not in _NOT_WORDS
         weight = min(MAX_WEIGHT, max(0.0, COMMON_ZIPF - zipf)) if content else 0.0
-        stem = _STEMMER.stemWord(lower) if lower.isascii() else lower
+        stem = _STEMMER.stemWord(lower) if lower.isascii() else _folded_stem(lower)
         rare = zipf < RARE_ZIPF and len(lower) > 2
         cap = spelled[0].isupper() and zipf < NAME_ZIPF and len(lower) > 1
         cap_word = spelled[0].isupper() and zipf < CAP_ZIPF and content
-        number = lower in NUMBER_WORDS
+        number = lower in NUMBER_MARKS
         month = lower.rstrip(".") in MONTHS
         negation = lower in _NEGATIONS
         key = stem if weight > 0.0 else ""
