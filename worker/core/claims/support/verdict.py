@@ -35,6 +35,7 @@ __all__ = [
     "UnitMemo",
     "check_cited",
     "check_support",
+    "supported_cited",
 ]
 
 
@@ -164,6 +165,34 @@ def check_cited(
     return _new(SupportResult, (*result[:4], closest, *result[5:]))
 
 
+def supported_cited(
+    unit_text: str,
+    refs: Sequence[CitationRef],
+    cited: Mapping[CitationRef, Cited],
+    index: SourceIndex,
+) -> bool:
+    """Whether ``check_cited(unit_text, refs, cited, index).level`` is ``supported``, read in
+    the cheapest order: a unit that its words already make ``weak`` or ``unsupported`` (a name
+    or a negation no source has, too little of its words) has its values never read."""
+    pairs = [cited[r] for r in refs if r in cited]
+    if not pairs:
+        return False
+    texts, read = zip(*pairs, strict=True)
+    text = _as_read(unit_text)
+    findings: set[Finding] = set()
+    distinct = list(dict.fromkeys(tokens(text)))
+    words = index.words.of(distinct)
+    missing = frozenset(map(_CONTENT, words)) - _NO_STEM - index.union_stems(texts, read)
+    if missing and (_words_missing(distinct, words, missing, findings)[0] < WEAK_BELOW or findings):
+        return False
+    number_words = month = False
+    if any(map(_MARKS, words)):
+        if any(map(_NEGATION, words)) and not any(r.negates for r in read):
+            return False
+        number_words, month = any(map(_NUMBER, words)), any(map(_MONTH, words))
+    return not _missing_values(text, number_words, month, texts, index, findings)
+
+
 def _as_read(unit_text: str) -> str:
     """The unit's text as the check reads it: as the reader sees it, citation tokens out."""
     text = _visible(unit_text)
@@ -190,20 +219,14 @@ def _checked(
     words_accuse: bool,
 ) -> tuple[SupportResult, frozenset[str]]:
     """``_check`` of a unit's text as read (``_as_read``), with its content stems."""
-    spelled = tokens(text)
     findings: set[Finding] = set()
-    distinct = list(dict.fromkeys(spelled))
+    distinct = list(dict.fromkeys(tokens(text)))
     words = index.words.of(distinct)
     number_words = month = negation = False
     if any(map(_MARKS, words)):
         number_words, month = any(map(_NUMBER, words)), any(map(_MONTH, words))
         negation = any(map(_NEGATION, words))
-    if number_words or month:
-        missing_values = _missing_values(text, number_words, texts, index, findings)
-    elif _DIGIT.search(text) is None or index.union_spans(texts).issuperset(value_spans(text)):
-        missing_values = ()  # no value, or each spelled with the same neighbours in a source
-    else:
-        missing_values = _missing_values(text, number_words, texts, index, findings)
+    missing_values = _missing_values(text, number_words, month, texts, index, findings)
     # Content words by C-level ``map``: most units have every stem in a source, and then
     # nothing more is read of them.
     stems = frozenset(map(_CONTENT, words)) - _NO_STEM
@@ -288,14 +311,19 @@ _MARKS, _NUMBER, _MONTH, _NEGATION = (
 _new = tuple.__new__
 
 
-def _missing_values(
+def _missing_values(  # noqa: PLR0917 -- a unit's text, its marks, and its sources
     text: str,
     number_words: bool,
+    month: bool,
     texts: Sequence[SourceText],
     index: SourceIndex,
     findings: set[Finding],
 ) -> tuple[str, ...]:
     """The unit's values no source has (as the unit spells them); their kinds into ``findings``."""
+    if not (number_words or month) and (
+        _DIGIT.search(text) is None or index.union_spans(texts).issuperset(value_spans(text))
+    ):
+        return ()  # no value, or each spelled with the same neighbours in a source
     missing: list[Value] = unit_missing(text, number_words, index.union_keys(texts))
     findings.update(_KIND[v.kind] for v in missing)
     return tuple(dict.fromkeys(v.spelled for v in missing))  # a range's two ends: once
