@@ -184,9 +184,9 @@ def _unit_values(
         if r.has_unit and last_end >= 0 and _CONVERSION_GAP.match(text, last_end, at) is not None:
             last_end = r.end  # a conversion of the value before it
             continue
-        values.setdefault(r.found_by, (at, Value(r.spelled, r.found_by, r.kind)))
+        values.setdefault(r.found_by, (at, new(Value, (r.spelled, r.found_by, r.kind))))
         if r.other_end:
-            values.setdefault(r.other_end, (at, Value(r.spelled, r.other_end, r.kind)))
+            values.setdefault(r.other_end, (at, new(Value, (r.spelled, r.other_end, r.kind))))
         last_end = r.end
     if number_words:
         for spelled, found_by, _gives in read_spelled(text, unit=True):
@@ -204,7 +204,7 @@ def _unit_values(
         seen.add(v)
         found = (("n", v, "*"), ("abs", v, "*"))
         if found not in values:
-            out.append((at, Value(digits, found, NUMBER)))
+            out.append((at, new(Value, (digits, found, NUMBER))))
     if plain:
         out.sort(key=_FIRST)
     return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
+from itertools import filterfalse
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -267,11 +268,12 @@ def _words_missing(
 ) -> tuple[float, tuple[str, ...]]:
     """The unit's weighted score, the missing stems as the unit first spells them, and the word
     findings: a name (rare, or capitalised mid-sentence and not common), too little coverage."""
-    weight = dict(zip(map(_CONTENT, words), map(_WEIGHT, words), strict=True))
+    contents = list(map(_CONTENT, words))
+    weight = dict(zip(contents, map(_WEIGHT, words), strict=True))
     weight.pop("", None)
     total = sum(weight.values())
     # Summed in the unit's order, never a set's (whose order varies by process).
-    kept = sum(w for stem, w in weight.items() if stem not in missing)
+    kept = sum(map(weight.__getitem__, filterfalse(missing.__contains__, weight)))
     score = 1.0 if total <= 0.0 else round(kept / total, 3)
     # The head of a unit is capitalised anyway: a name there only if rare.
     names = set(map(_NAME_MID, words[1:]))
@@ -286,13 +288,10 @@ def _words_missing(
             findings.add(Finding.VERY_LOW)
         elif score < LOW_COVERAGE_BELOW:
             findings.add(Finding.COVERAGE)
-    seen: set[str] = set()  # each missing stem once, as the unit first spells it
-    out = []
-    for t, w in zip(distinct, words, strict=True):
-        if w.content in missing and w.content not in seen:
-            seen.add(w.content)
-            out.append(t)
-    return score, tuple(out)
+    # Each missing stem once, as the unit first spells it (the first of its spellings wins in a
+    # dict filled from the last), in the order the unit first has it (``weight``'s).
+    first = dict(zip(reversed(contents), reversed(distinct), strict=True))
+    return score, tuple(map(first.__getitem__, filter(missing.__contains__, weight)))
 
 
 _CONTENT, _WEIGHT, _NAME_MID, _CAPITAL = (
@@ -325,6 +324,8 @@ def _missing_values(  # noqa: PLR0917 -- a unit's text, its marks, and its sourc
     ):
         return ()  # no value, or each spelled with the same neighbours in a source
     missing: list[Value] = unit_missing(text, number_words, index.union_keys(texts))
+    if not missing:
+        return ()
     findings.update(_KIND[v.kind] for v in missing)
     return tuple(dict.fromkeys(v.spelled for v in missing))  # a range's two ends: once
 
