@@ -31,6 +31,7 @@ from worker.core.claims.support import (
     SupportResult,
     UnitMemo,
     check_cited,
+    supported_cited,
 )
 from worker.core.claims.units import ClaimUnit, UnitKind
 from worker.core.failures import Failure, FailureCode, checked_failure
@@ -261,8 +262,7 @@ def lost_citation_keeps(
         if not cited:
             return False
         checking = checking or _reading(index, sources)
-        result = check_cited(text, cited, checking[1], checking[0])
-        return result.level is SupportLevel.SUPPORTED
+        return supported_cited(text, cited, checking[1], checking[0])
 
     return keeps
 

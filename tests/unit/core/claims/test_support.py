@@ -11,7 +11,9 @@ from worker.core.claims.support import (
     Finding,
     SourceIndex,
     SourceText,
+    check_cited,
     check_support,
+    supported_cited,
 )
 from worker.core.contract import SupportLevel
 
@@ -310,3 +312,24 @@ def test_a_unit_citing_many_sources_looks_each_value_up_once_in_their_union() ->
     assert union is index.union_keys(list(reversed(sources)))  # once per set of sources
     assert check_support(unit, sources, index) == first
     assert len(reads) == 1000  # a second unit citing the same sources reads none again
+
+
+_MIXED = st.sampled_from(
+    ["Aurora", "Zyx", "vessel", "waited", "near", "buoy", "7", "840 ms", "nine", "May", "not",
+     "the", "[OBS-1]", "[DOC-2]", ".", ",", "latency", "rose", "Greenwood"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    unit=st.lists(_MIXED, min_size=1, max_size=12).map(" ".join),
+    texts=st.lists(st.lists(_MIXED, max_size=15).map(" ".join), min_size=2, max_size=2),
+)
+def test_supported_cited_is_the_level_of_check_cited(unit: str, texts: list[str]) -> None:
+    """Rule 5's question (is a sentence that lost a citation ``supported``?) is answered in the
+    cheapest order, never otherwise than the whole check."""
+    index = SourceIndex()
+    cited = index.cited(dict(zip((A, B), texts, strict=True)))
+    for refs in ([A], [B], [A, B]):
+        whole = check_cited(unit, refs, cited, index).level is SupportLevel.SUPPORTED
+        assert supported_cited(unit, refs, cited, index) is whole

@@ -8,6 +8,8 @@ second fails the way it is written and its mirror row follows it.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from fixtures import scaled
 from hypothesis import given, settings
@@ -15,7 +17,8 @@ from hypothesis import strategies as st
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind
 from worker.core.claims.support import Finding, SourceIndex, SourceText, check_support
-from worker.core.claims.support.scan import source_keys, unit_values, visible
+from worker.core.claims.support.scan import _spaced_plain, source_keys, unit_values, visible
+from worker.core.claims.support.values import read_at
 
 A = CitationRef(EvidenceKind.OBS, 1)
 
@@ -210,3 +213,42 @@ def test_no_text_makes_the_value_reader_raise(unit: str, source: str) -> None:
     for claim, text in ((unit, source), (source, unit)):
         result = check_support(claim, [SourceText(A, text)], SourceIndex())
         assert isinstance(result.missing_numbers, tuple)
+
+
+_SPACED = st.builds(
+    lambda head, digits, tail: head + digits + tail,
+    _TEXT,
+    st.sampled_from(["7", "07", "12", "2026", "٣"]),
+    st.sampled_from([" .", "  ", " )", " ];", " ,x", " ", " . May", "  .", " %", " - 9"]),
+)
+
+
+@settings(max_examples=scaled(1000), deadline=None)
+@given(_SPACED)
+def test_the_short_cut_for_an_integer_before_a_closing_mark_reads_as_the_grammar(text: str) -> None:
+    """``scan``'s short cut for ``7 .`` (a unit's ``7 [OBS-1].`` once its token is out) reads
+    exactly what ``read_at`` reads wherever it applies."""
+    for run in re.finditer(r"\d+", text):
+        quick = _spaced_plain(text, run.start(), run.end())
+        if quick is not None:
+            assert quick == read_at(text, run.start(), run.end()), text
+
+
+@pytest.mark.parametrize(
+    ("text", "applies"),
+    [
+        ("buoy 7 .", True),
+        ("buoy 7  ", True),
+        ("(7 ]", True),
+        ("May 7 .", False),
+        ("Q 7 .", False),
+        ("$ 7 .", False),
+        ("2018 - 19 .", False),
+        ("buoy 7 %", False),
+        ("buoy 7 May", False),
+        ("buoy-7 .", False),
+    ],
+)
+def test_the_short_cut_leaves_the_rest_to_the_grammar(text: str, applies: bool) -> None:
+    run = list(re.finditer(r"\d+", text))[-1]
+    assert (_spaced_plain(text, run.start(), run.end()) is not None) is applies

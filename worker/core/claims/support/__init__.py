@@ -26,6 +26,7 @@ from worker.core.claims.support.verdict import (
     UnitMemo,
     check_cited,
     check_support,
+    supported_cited,
 )
 from worker.core.contract import SupportLevel
 
@@ -43,4 +44,5 @@ __all__ = [
     "UnitMemo",
     "check_cited",
     "check_support",
+    "supported_cited",
 ]

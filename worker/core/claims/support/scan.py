@@ -12,9 +12,17 @@ import html
 import re
 from operator import itemgetter
 
-from worker.core.claims.support.dates import MONTHS, Key
+from worker.core.claims.support.dates import MONTH_BEFORE, MONTHS, Key
 from worker.core.claims.support.spelled import read_spelled
-from worker.core.claims.support.values import NUMBER, SPELLED, Reading, Value, new, read_at
+from worker.core.claims.support.values import (
+    NUMBER,
+    SIGNS_AND_CURRENCIES,
+    SPELLED,
+    Reading,
+    Value,
+    new,
+    read_at,
+)
 
 __all__ = ["source_keys", "unit_missing", "unit_values", "value_spans", "visible"]
 
@@ -68,6 +76,30 @@ def _plain(text: str, at: int, end: int) -> bool:
     return word.lower() not in MONTHS and not (word.isupper() and len(word) == 3)
 
 
+#: Spaces after a run of digits, then the text's end or a mark that closes (``buoy 7 .``: what
+#: a unit's ``buoy 7 [OBS-1].`` reads as once its token is out).
+_SPACED_STOP = re.compile(r" +(?:[.,;!?)\]]|\Z)")
+
+
+def _spaced_plain(text: str, at: int, end: int) -> Reading | None:
+    """``read_at``'s reading of an integer that spaces part from a closing mark or the text's end
+    (``None``: read it by ``read_at``): after it no suffix, date or range can start, so the
+    grammar reads it as a plain integer unless what stands before it is a month, a sign, a
+    currency, a capital, a range's dash or a quarter's ``Q`` (each left to ``read_at``)."""
+    if (at and text[at - 1] not in _PLAIN_BEFORE) or _SPACED_STOP.match(text, end) is None:
+        return None
+    before = text[max(0, at - 12) : at]
+    last = before.rstrip()[-1:]
+    if last and (last.isupper() or last in SIGNS_AND_CURRENCIES or last in "-–/"):
+        return None
+    if (last.isalpha() or last == ".") and MONTH_BEFORE.search(before) is not None:
+        return None
+    v = text[at:end]
+    key = v.lstrip("0") or "0"
+    found: tuple[Key, ...] = (("n", key, "*"), ("abs", key, "*"))
+    return new(Reading, (v, found, (("n", key, ""), found[0]), NUMBER, end, False, ()))
+
+
 def _scan(text: str, start: int = 0) -> tuple[list[tuple[int, Reading]], list[tuple[int, str]]]:
     """Every value of ``text`` read with digits, from ``start``, left to right (linear: one step
     per value, each a bounded match at its first digit): the readings, and apart the integers
@@ -101,7 +133,7 @@ def _scan(text: str, start: int = 0) -> tuple[list[tuple[int, Reading]], list[tu
             )
             pos = end
             continue
-        reading = read_at(text, at, end)
+        reading = _spaced_plain(text, at, end) or read_at(text, at, end)
         if reading is None:
             pos = end
             continue
@@ -152,9 +184,9 @@ def _unit_values(
         if r.has_unit and last_end >= 0 and _CONVERSION_GAP.match(text, last_end, at) is not None:
             last_end = r.end  # a conversion of the value before it
             continue
-        values.setdefault(r.found_by, (at, Value(r.spelled, r.found_by, r.kind)))
+        values.setdefault(r.found_by, (at, new(Value, (r.spelled, r.found_by, r.kind))))
         if r.other_end:
-            values.setdefault(r.other_end, (at, Value(r.spelled, r.other_end, r.kind)))
+            values.setdefault(r.other_end, (at, new(Value, (r.spelled, r.other_end, r.kind))))
         last_end = r.end
     if number_words:
         for spelled, found_by, _gives in read_spelled(text, unit=True):
@@ -172,7 +204,7 @@ def _unit_values(
         seen.add(v)
         found = (("n", v, "*"), ("abs", v, "*"))
         if found not in values:
-            out.append((at, Value(digits, found, NUMBER)))
+            out.append((at, new(Value, (digits, found, NUMBER))))
     if plain:
         out.sort(key=_FIRST)
     return out

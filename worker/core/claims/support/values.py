@@ -23,6 +23,7 @@ __all__ = [
     "DATE",
     "MAGNITUDES",
     "NUMBER",
+    "SIGNS_AND_CURRENCIES",
     "SPELLED",
     "UNITS",
     "Reading",
@@ -100,7 +101,7 @@ _SUFFIX = re.compile(
 )
 _VERSION = re.compile(r"\d+(?:\.\d+){2,}(?![\d.]?\d)")
 #: What before a number may sign it or make it an amount.
-_SIGNS_AND_CURRENCIES = "-+−$€£¥₹"
+SIGNS_AND_CURRENCIES = "-+−$€£¥₹"
 #: ``tuple.__new__``: a NamedTuple from all its fields without its Python ``__new__``.
 new = tuple.__new__
 
@@ -306,7 +307,7 @@ def _number(text: str, start: int, before: str) -> Reading | None:
     plain = m.group("plain")
     if plain is not None and plain.isdigit() and _SUFFIX.match(text, end) is None:
         last = before.rstrip()[-1:]
-        if not last or not (last.isupper() or last in _SIGNS_AND_CURRENCIES):
+        if not last or not (last.isupper() or last in SIGNS_AND_CURRENCIES):
             # A plain integer (no sign, currency code or suffix), the commonest value: its keys
             # without ``Decimal``.
             v = plain.lstrip("0") or "0"

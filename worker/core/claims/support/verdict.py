@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
+from itertools import filterfalse
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -35,6 +36,7 @@ __all__ = [
     "UnitMemo",
     "check_cited",
     "check_support",
+    "supported_cited",
 ]
 
 
@@ -164,6 +166,34 @@ def check_cited(
     return _new(SupportResult, (*result[:4], closest, *result[5:]))
 
 
+def supported_cited(
+    unit_text: str,
+    refs: Sequence[CitationRef],
+    cited: Mapping[CitationRef, Cited],
+    index: SourceIndex,
+) -> bool:
+    """Whether ``check_cited(unit_text, refs, cited, index).level`` is ``supported``, read in
+    the cheapest order: a unit that its words already make ``weak`` or ``unsupported`` (a name
+    or a negation no source has, too little of its words) has its values never read."""
+    pairs = [cited[r] for r in refs if r in cited]
+    if not pairs:
+        return False
+    texts, read = zip(*pairs, strict=True)
+    text = _as_read(unit_text)
+    findings: set[Finding] = set()
+    distinct = list(dict.fromkeys(tokens(text)))
+    words = index.words.of(distinct)
+    missing = frozenset(map(_CONTENT, words)) - _NO_STEM - index.union_stems(texts, read)
+    if missing and (_words_missing(distinct, words, missing, findings)[0] < WEAK_BELOW or findings):
+        return False
+    number_words = month = False
+    if any(map(_MARKS, words)):
+        if any(map(_NEGATION, words)) and not any(r.negates for r in read):
+            return False
+        number_words, month = any(map(_NUMBER, words)), any(map(_MONTH, words))
+    return not _missing_values(text, number_words, month, texts, index, findings)
+
+
 def _as_read(unit_text: str) -> str:
     """The unit's text as the check reads it: as the reader sees it, citation tokens out."""
     text = _visible(unit_text)
@@ -190,20 +220,14 @@ def _checked(
     words_accuse: bool,
 ) -> tuple[SupportResult, frozenset[str]]:
     """``_check`` of a unit's text as read (``_as_read``), with its content stems."""
-    spelled = tokens(text)
     findings: set[Finding] = set()
-    distinct = list(dict.fromkeys(spelled))
+    distinct = list(dict.fromkeys(tokens(text)))
     words = index.words.of(distinct)
     number_words = month = negation = False
     if any(map(_MARKS, words)):
         number_words, month = any(map(_NUMBER, words)), any(map(_MONTH, words))
         negation = any(map(_NEGATION, words))
-    if number_words or month:
-        missing_values = _missing_values(text, number_words, texts, index, findings)
-    elif _DIGIT.search(text) is None or index.union_spans(texts).issuperset(value_spans(text)):
-        missing_values = ()  # no value, or each spelled with the same neighbours in a source
-    else:
-        missing_values = _missing_values(text, number_words, texts, index, findings)
+    missing_values = _missing_values(text, number_words, month, texts, index, findings)
     # Content words by C-level ``map``: most units have every stem in a source, and then
     # nothing more is read of them.
     stems = frozenset(map(_CONTENT, words)) - _NO_STEM
@@ -265,11 +289,12 @@ def _words_missing(
 ) -> tuple[float, tuple[str, ...]]:
     """The unit's weighted score, the missing stems as the unit first spells them, and the word
     findings: a name (rare, or capitalised mid-sentence and not common), too little coverage."""
-    weight = dict(zip(map(_CONTENT, words), map(_WEIGHT, words), strict=True))
+    contents = list(map(_CONTENT, words))
+    weight = dict(zip(contents, map(_WEIGHT, words), strict=True))
     weight.pop("", None)
     total = sum(weight.values())
     # Summed in the unit's order, never a set's (whose order varies by process).
-    kept = sum(w for stem, w in weight.items() if stem not in missing)
+    kept = sum(map(weight.__getitem__, filterfalse(missing.__contains__, weight)))
     score = 1.0 if total <= 0.0 else round(kept / total, 3)
     # The head of a unit is capitalised anyway: a name there only if rare.
     names = set(map(_NAME_MID, words[1:]))
@@ -284,13 +309,10 @@ def _words_missing(
             findings.add(Finding.VERY_LOW)
         elif score < LOW_COVERAGE_BELOW:
             findings.add(Finding.COVERAGE)
-    seen: set[str] = set()  # each missing stem once, as the unit first spells it
-    out = []
-    for t, w in zip(distinct, words, strict=True):
-        if w.content in missing and w.content not in seen:
-            seen.add(w.content)
-            out.append(t)
-    return score, tuple(out)
+    # Each missing stem once, as the unit first spells it (the first of its spellings wins in a
+    # dict filled from the last), in the order the unit first has it (``weight``'s).
+    first = dict(zip(reversed(contents), reversed(distinct), strict=True))
+    return score, tuple(map(first.__getitem__, filter(missing.__contains__, weight)))
 
 
 _CONTENT, _WEIGHT, _NAME_MID, _CAPITAL = (
@@ -309,15 +331,22 @@ _MARKS, _NUMBER, _MONTH, _NEGATION = (
 _new = tuple.__new__
 
 
-def _missing_values(
+def _missing_values(  # noqa: PLR0917 -- a unit's text, its marks, and its sources
     text: str,
     number_words: bool,
+    month: bool,
     texts: Sequence[SourceText],
     index: SourceIndex,
     findings: set[Finding],
 ) -> tuple[str, ...]:
     """The unit's values no source has (as the unit spells them); their kinds into ``findings``."""
+    if not (number_words or month) and (
+        _DIGIT.search(text) is None or index.union_spans(texts).issuperset(value_spans(text))
+    ):
+        return ()  # no value, or each spelled with the same neighbours in a source
     missing: list[Value] = unit_missing(text, number_words, index.union_keys(texts))
+    if not missing:
+        return ()
     findings.update(_KIND[v.kind] for v in missing)
     return tuple(dict.fromkeys(v.spelled for v in missing))  # a range's two ends: once
 

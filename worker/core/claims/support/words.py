@@ -306,19 +306,26 @@ class Words:
         month = lower.rstrip(".") in MONTHS
         negation = lower in _NEGATIONS
         key = stem if weight > 0.0 else ""
-        word = self._memo[spelled] = Word(
-            stem,
-            weight,
-            rare,
-            cap,
-            cap_word,
-            number,
-            month,
-            negation,
-            number or month or negation,
-            key,
-            key if rare or cap else "",
-            key if rare else "",
-            key if cap_word else "",
+        word = self._memo[spelled] = _new(
+            Word,
+            (
+                stem,
+                weight,
+                rare,
+                cap,
+                cap_word,
+                number,
+                month,
+                negation,
+                number or month or negation,
+                key,
+                key if rare or cap else "",
+                key if rare else "",
+                key if cap_word else "",
+            ),
         )
         return word
+
+
+#: ``tuple.__new__``: a NamedTuple from all its fields without its Python ``__new__``.
+_new = tuple.__new__
