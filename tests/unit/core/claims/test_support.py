@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind
@@ -316,11 +316,16 @@ def test_a_unit_citing_many_sources_looks_each_value_up_once_in_their_union() ->
 
 _MIXED = st.sampled_from(
     ["Aurora", "Zyx", "vessel", "waited", "near", "buoy", "7", "840 ms", "nine", "May", "not",
-     "the", "[OBS-1]", "[DOC-2]", ".", ",", "latency", "rose", "Greenwood"]
+     "the", "[OBS-1]", "[DOC-2]", ".", ",", "latency", "rose", "Greenwood", "National", "Air",
+     "and", "Space", "Museum", "(NASM)", "NASM", "two", "thirds", "Lagacé", "Lagace", "Q3", "2006"]
 )  # fmt: skip
 
 
 @settings(max_examples=300, deadline=None)
+@example(  # a unit that defines its acronym: the acronym is no missing name in either
+    unit="The National Air and Space Museum (NASM) opened in Lagacé [OBS-1].",
+    texts=["The National Air and Space Museum opened in Lagace.", "two thirds"],
+)
 @given(
     unit=st.lists(_MIXED, min_size=1, max_size=12).map(" ".join),
     texts=st.lists(st.lists(_MIXED, max_size=15).map(" ".join), min_size=2, max_size=2),

@@ -184,6 +184,8 @@ def supported_cited(
     distinct = list(dict.fromkeys(tokens(text)))
     words = index.words.of(distinct)
     missing = frozenset(map(_CONTENT, words)) - _NO_STEM - index.union_stems(texts, read)
+    if missing and "(" in text:
+        missing = _not_defined(text, distinct, words, missing)
     if missing and (_words_missing(distinct, words, missing, findings)[0] < WEAK_BELOW or findings):
         return False
     number_words = month = False
