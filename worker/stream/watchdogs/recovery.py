@@ -60,6 +60,22 @@ def recovery_progress(recovery: Any) -> tuple[bool, Hashable]:
     return bool(recovery.in_recovery), offsets
 
 
+def waiting_partitions(recovery: Any) -> list[str]:
+    """The changelog partitions recovery still waits on, ``topic[partition] have X need Y``
+    (Faust's own table of them, as one log field for on-call: which partition stalled, and
+    how far from its end)."""
+    highwaters = dict(getattr(recovery, "active_highwaters", {}) or {})
+    offsets = dict(getattr(recovery, "active_offsets", {}) or {})
+    waiting = []
+    for tp, need in sorted(highwaters.items(), key=lambda item: str(item[0])):
+        have = offsets.get(tp)
+        if need is None or (have is not None and have >= need):
+            continue
+        name = f"{tp.topic}[{tp.partition}]" if hasattr(tp, "partition") else str(tp)
+        waiting.append(f"{name} have {have} need {need}")
+    return waiting
+
+
 async def watch_recovery(
     app: Any,
     settings: Settings,
@@ -79,9 +95,14 @@ async def watch_recovery(
             continue
         now = clock()
         if detector.observe(in_recovery, progress, now):
+            try:
+                waiting = waiting_partitions(app.tables.recovery)
+            except Exception:  # noqa: BLE001 - the exit must not wait on a diagnostic
+                waiting = []
             log.error(
                 "recovery.stalled",
                 stalled_s=round(detector.stalled_for(now), 1),
+                waiting=waiting,
                 exit_code=EXIT_RECOVERY_STALLED,
             )
             sys.stderr.flush()

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 from types import SimpleNamespace
+from typing import NamedTuple
 
 import pytest
+from structlog.testing import capture_logs
 
 from worker.settings import Settings
 from worker.stream.watchdogs.recovery import (
@@ -100,3 +102,37 @@ async def test_a_failing_check_is_skipped_not_raised() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+class TP(NamedTuple):
+    topic: str
+    partition: int
+
+
+async def test_the_stall_names_the_partitions_still_waited_on_and_how_far() -> None:
+    """On-call reads which changelog partition stalled, and how far from its end, in the one
+    ``recovery.stalled`` line (no partition already caught up, none not yet measured)."""
+    late, done, unknown = (
+        TP(topic="c", partition=2),
+        TP(topic="c", partition=0),
+        TP(topic="c", partition=1),
+    )
+    recovery = SimpleNamespace(
+        in_recovery=True,
+        active_offsets={late: None, done: 9, unknown: 3},
+        active_highwaters={late: 41, done: 9, unknown: None},
+    )
+    app = SimpleNamespace(tables=SimpleNamespace(recovery=recovery))
+    exits: list[int] = []
+    with capture_logs() as logs:
+        await asyncio.wait_for(
+            watch_recovery(
+                app,
+                Settings(recovery_stall_exit_s=0.05),
+                exit_process=exits.append,
+                interval_s=0.01,
+            ),
+            timeout=5,
+        )
+    (stalled,) = [e for e in logs if e["event"] == "recovery.stalled"]
+    assert (stalled["waiting"], exits) == (["c[2] have None need 41"], [75])
