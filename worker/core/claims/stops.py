@@ -130,6 +130,13 @@ STOP_RE = re.compile(
     rf"(?P<catt>(?:\s*+{_TOKEN})*+){_GAP}"
     r")"
 )
+#: ``STOP_RE``'s groups by number: ``Match.start(RUN)`` skips the look-up of a group's name
+#: that ``Match.start("run")`` makes (several per stop); ``Match.lastindex`` is ``TAIL``, ``ATT``
+#: or ``CATT``, the last group of the alternative that matched.
+TAIL, PLAIN, RUN, CL, Q, ATT, CJK, CCL, CATT = (
+    STOP_RE.groupindex[name]
+    for name in ("tail", "plain", "run", "cl", "q", "att", "cjk", "ccl", "catt")
+)
 #: A terminator whose closers hold a quote mark and no whitespace, token or break follows: the
 #: one place the stop pattern's ``q`` decides (``sentences._split`` then reads only the closing
 #: marks).
