@@ -67,6 +67,7 @@ from worker.core.claims.stops import (
     LOWER,
     NO_WORDS_RE,
     NON_SPACE_RE,
+    OPENING_ENUMERATOR_RE,
     PLAIN,
     QUESTION_MARKS,
     RUN,
@@ -185,6 +186,19 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                 break
             pos = found.start()
         start = pos
+        if (
+            m[pos] in LOWER
+            and (m[pos + 1 : pos + 2] == "." or m[pos] in "ivx")  # cheap tests first (a
+            and "[" not in m[pos + 2 : pos + 7]  # token after it: the stop ends the sentence)
+            and (enumerator := OPENING_ENUMERATOR_RE.match(m, pos)) is not None
+            and (word := enumerator.group()) in ENUMERATORS
+            and word not in LISTED
+            and not lo < (dot := enumerator.end()) < hi
+            and (not pos or m[pos - 1].isspace())
+        ):
+            # The stop at its ``.`` would end nothing (an enumerator opening the sentence, as
+            # below): the search starts past it (``a. a. a.``: one stop a sentence, not two).
+            pos = dot + 1
         while True:
             stop = search_stop(text, pos)
             if stop is None:

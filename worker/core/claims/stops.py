@@ -170,6 +170,11 @@ ENUMERATORS = frozenset(LOWER) | frozenset(
 )
 
 
+#: A word that may be an enumerator opening a sentence (``a.``, ``iv.``), its ``.`` alone with
+#: whitespace after it and no token attached (``sentences._split`` steps over it: see there).
+OPENING_ENUMERATOR_RE = re.compile(r"[a-z]{1,4}(?=\.\s)(?!\.\s*+\[)")
+
+
 def period_ends(m: str, start: int, i: int, k: int, after: int) -> bool:
     """Whether a single ``.`` at ``i`` (closers up to ``k``, tokens attached up to ``after``) ends
     its sentence (which starts at ``start``), or closes an abbreviation."""
