@@ -335,6 +335,16 @@ class Reader:
         source, start, end = self._source(), span["start"], span["end"]
         segments: list[tuple[int, int]] = []
         for shown_start, shown_end in shown_html(source, start, end):
+            shown = source[shown_start:shown_end]
+            content = shown.strip()
+            if not content:  # whitespace between tags (most stretches): no line
+                continue
+            if b"\n" not in content:  # one line holds it: that line, without a match object
+                first = shown_start + len(shown) - len(shown.lstrip())
+                line_start = source.rfind(b"\n", shown_start, first) + 1 or shown_start
+                line_end = source.find(b"\n", shown_start + len(shown.rstrip()), shown_end)
+                segments.append((line_start, shown_end if line_end < 0 else line_end))
+                continue
             for line in _LINE_RE.finditer(source, shown_start, shown_end):
                 if line.group().strip():
                     segments.append(line.span())
