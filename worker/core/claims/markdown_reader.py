@@ -226,7 +226,8 @@ class Reader:
         self.last_paragraph, self.lazy_rows = (merged, True), None
 
     def _open(self, heading: bool) -> None:
-        self._close()
+        if self.segments is not None:
+            self._close()
         self.segments = []
         self.heading = heading
         self.line_start = self.line_end = -1
