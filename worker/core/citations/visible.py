@@ -65,6 +65,13 @@ def visible_texts(html: str, *, raw: bool = True) -> list[str]:
         readings.append(True)
     out: list[str] = []
     for quoted in readings:
+        if not quoted and "=" not in html and "<!--" not in html:
+            # No attribute and no comment: every construct ends at its first ``>``, as
+            # ``_strip`` reads it, and none shows a value; removed in C (one HTML block of many
+            # tags took a Python step per tag).
+            text = _MARKUP.sub("", html)
+            out.append(unescape(text) if "&" in text else text)
+            continue
         pieces, titles = _strip(html, quoted=quoted)
         text = "\0".join(["".join(pieces), *titles])
         out.append(unescape(text) if "&" in text else text)
@@ -144,6 +151,8 @@ def _strip(html: str, *, quoted: bool) -> tuple[list[str], list[str]]:
 _TAG_STARTS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ/!?")
 
 
+#: Markup a browser reads, to its first ``>`` (``_strip`` without ``quoted``), but a comment.
+_MARKUP = re.compile(r"<[A-Za-z/!?][^>]*+>")
 #: A well-formed tag as a browser's tokenizer reads it (quoted values may hold ``>``), and how
 #: many times ``_strip`` may see it fail before it reads every tag with the scanner.
 _QUOTED_TAG = re.compile(r"""</?[A-Za-z][^\s/>]*+(?:[^>"']++|"[^"]*+"|'[^']*+')*+>""")

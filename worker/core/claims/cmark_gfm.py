@@ -31,8 +31,9 @@ NOT_BLANK = str.maketrans("\f\v", "\x1f\x1f")
 #: A list marker ending its line, then a line of whitespace (and ``>``) only: where an empty
 #: list item may stay open for cmark-gfm. A cheap test before the reader looks at its items.
 EMPTY_ITEM_RE = re.compile(r"(?:[-+*]|[0-9][.)])[ \t]*+\r?\n(?=[ \t>]*?[ \t])[ \t>]*+\r?$", re.M)
-_BLANK_LINE_RE = re.compile(rb"[ \t>]*")
-_MARKER_RE = re.compile(rb"[-+*]|[0-9]{1,9}[.)]")
+#: From an item's marker: the marker (1), its line's rest up to the newline (2: only spaces, tabs
+#: and ``\r``), and the line under it (3: whitespace and ``>``, then ``\r``s, to its end).
+_EMPTY_ITEM_AT_RE = re.compile(rb"([-+*]|[0-9]{1,9}[.)])([ \t\r]*+)\n([ \t>]++)\r*+(?=\n|\Z)")
 
 
 def blank_line_keeping(raw: bytes, item: int) -> int:
@@ -41,23 +42,22 @@ def blank_line_keeping(raw: bytes, item: int) -> int:
     its content column. The mark goes at that column, on the marker's line (its whitespace
     past the marker's space) or on the line under it; where neither has a character there,
     on that line's last (``NOT_BLANK``)."""
+    # One match in C: the marker, nothing but spaces, tabs and ``\r`` after it on its line
+    # (else the item has content there), and a line under it of whitespace and ``>`` only.
+    found = _EMPTY_ITEM_AT_RE.match(raw, item)
+    if found is None:
+        return -1
     line_start = raw.rfind(b"\n", 0, item) + 1
-    marker = _MARKER_RE.match(raw, item)
-    end = raw.find(b"\n", item)
-    if marker is None or end < 0:
+    marker_end, end = found.end(1), found.end(2)
+    below = found.group(3)
+    quotes = raw.count(b">", line_start, item)
+    if below.count(b">") != quotes:
         return -1
-    if raw[marker.end() : end].strip(b" \t\r"):
-        return -1  # the item has content on its marker's line
-    content = _columns(raw[line_start : marker.end()], 0) + 1  # a blank start: one space
-    below_end = raw.find(b"\n", end + 1)
-    below = raw[end + 1 : below_end if below_end >= 0 else len(raw)].rstrip(b"\r")
-    quotes = raw[line_start:item].count(b">")
-    if not below or not _BLANK_LINE_RE.fullmatch(below) or below.count(b">") != quotes:
-        return -1
+    content = _columns(raw[line_start:marker_end], 0) + 1  # a blank start: one space
     if _columns(below, 0) < content:
         return -1  # cmark-gfm closes the item too
-    col = _columns(raw[line_start : marker.end() + 1], 0)  # past the marker's space
-    for k in range(marker.end() + 1, end - (raw[end - 1 : end] == b"\r")):
+    col = _columns(raw[line_start : marker_end + 1], 0)  # past the marker's space
+    for k in range(marker_end + 1, end - (raw[end - 1 : end] == b"\r")):
         if col == content:
             return k
         col = _columns(raw[k : k + 1], col)

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 
 #: Elements whose content is no prose a reader is shown as such (CommonMark's HTML block kind 1).
 _RAW_HTML_RE = re.compile(rb"<((?i:script|pre|style|textarea))(?=[\s>/]|$)")
-#: What may follow ``<`` in a tag, comment, declaration or processing instruction.
-_TAG_START_RE = re.compile(rb"[A-Za-z/!?]")
+#: ``<`` and what may follow it in a tag, comment, declaration or processing instruction (the
+#: search skips a ``<`` followed by anything else, ``a < b``, in C).
+_TAG_START_RE = re.compile(rb"<[A-Za-z/!?]")
 #: What closes what an HTML block may hold, by its opener (anything else ``<`` opens: ``>``).
 _HTML_CLOSERS = ((b"<!--", b"-->"), (b"<?", b"?>"), (b"<![CDATA[", b"]]>"), (b"<!", b">"))
 
@@ -23,16 +24,20 @@ def shown_html(source: bytes, start: int, end: int) -> Iterator[tuple[int, int]]
     each search starts where the last one ended, and one that finds nothing ends the scan."""
     pos = scan = start
     lowered: bytes | None = None  # the block in lower case, for a raw element's closing tag
+    search = _TAG_START_RE.search
     while scan < end:
-        lt = source.find(b"<", scan, end)
-        if lt < 0:
+        tag = search(source, scan, end)
+        if tag is None:
             break
-        if not _TAG_START_RE.match(source, lt + 1, end):  # ``a < b``: text
-            scan = lt + 1
-            continue
-        raw = _RAW_HTML_RE.match(source, lt, end)
+        lt = tag.start()
+        second = source[lt + 1]
+        # Only ``<!`` and ``<?`` open a construct with a closer of its own, and only ``<`` and
+        # a letter a raw element: a tag (most of them) is closed by ``>``.
+        raw = None if second in b"/!?" else _RAW_HTML_RE.match(source, lt, end)
         if raw is None:
-            closer = next((c for o, c in _HTML_CLOSERS if source.startswith(o, lt)), b">")
+            closer = b">"
+            if second in b"!?":
+                closer = next((c for o, c in _HTML_CLOSERS if source.startswith(o, lt)), b">")
             found = source.find(closer, lt + 1, end)
             if found < 0 and closer == b">":  # no tag closes after here: the rest is text
                 break

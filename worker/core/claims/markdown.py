@@ -131,9 +131,14 @@ def mask(text: str, segments: list[tuple[int, int]]) -> str:
         return text[segments[0][0] : segments[0][1]]
     parts: list[str] = []
     cursor = segments[0][0]
+    blanked: dict[str, str] = {}  # each distinct gap blanked once (most repeat: ``\n> ``)
     for seg_start, seg_end in segments:
-        gap = text[cursor:seg_start]
-        parts.append("".join("\n" if c == "\n" else " " for c in gap))
+        if seg_start > cursor:
+            gap = text[cursor:seg_start]
+            blank = blanked.get(gap)
+            if blank is None:
+                blank = blanked[gap] = "\n".join([" " * len(line) for line in gap.split("\n")])
+            parts.append(blank)
         parts.append(text[seg_start:seg_end])
         cursor = seg_end
     return "".join(parts)

@@ -86,7 +86,9 @@ class Reader:
         #: Byte offsets to mark with ``\x1f`` for a second read (``NOT_BLANK``).
         self.marks: list[int] = []
 
-    def read(self, parsed: str | None = None, again: bool = False) -> None:
+    def read(  # noqa: PLR0915 -- one loop over the events, inlined: a call per event costs
+        self, parsed: str | None = None, again: bool = False
+    ) -> None:
         """Read the events of ``parsed`` (``self.text`` with the same offsets, changed as
         ``NOT_BLANK`` says; ``self.text`` itself by default). Unless ``again``, note in
         ``marks`` the empty list items to read open."""
@@ -112,13 +114,20 @@ class Reader:
                 elif event.get("Start") in ("TableHead", "TableRow"):
                     self.cell_end = span["start"]
             elif (start := event.get("Start")) is not None:
-                inside = self._start(start, span)
+                # Items and lists (most events of a deep list) close what is open, if anything,
+                # without a call: nothing else reads them.
+                if start == "Item" or (start.__class__ is dict and "List" in start):
+                    if self.segments is not None:
+                        self._close()
+                else:
+                    inside = self._start(start, span)
             elif (end := event.get("End")) is not None:
                 if end.__class__ is str and end in _INLINE_ENDS:
                     self.depth -= 1
                     self.line_end = max(self.line_end, span["end"])
                 else:  # Paragraph, Item, Heading, BlockQuote, List
-                    self._close()
+                    if self.segments is not None:
+                        self._close()
                     if end.__class__ is not str or end == "Item":  # BlockQuote, List, Item
                         self.container_closed = True
                         if maybe_empty and end == "Item":
@@ -217,7 +226,8 @@ class Reader:
         self.last_paragraph, self.lazy_rows = (merged, True), None
 
     def _open(self, heading: bool) -> None:
-        self._close()
+        if self.segments is not None:
+            self._close()
         self.segments = []
         self.heading = heading
         self.line_start = self.line_end = -1
@@ -326,6 +336,16 @@ class Reader:
         source, start, end = self._source(), span["start"], span["end"]
         segments: list[tuple[int, int]] = []
         for shown_start, shown_end in shown_html(source, start, end):
+            shown = source[shown_start:shown_end]
+            content = shown.strip()
+            if not content:  # whitespace between tags (most stretches): no line
+                continue
+            if b"\n" not in content:  # one line holds it: that line, without a match object
+                first = shown_start + len(shown) - len(shown.lstrip())
+                line_start = source.rfind(b"\n", shown_start, first) + 1 or shown_start
+                line_end = source.find(b"\n", shown_start + len(shown.rstrip()), shown_end)
+                segments.append((line_start, shown_end if line_end < 0 else line_end))
+                continue
             for line in _LINE_RE.finditer(source, shown_start, shown_end):
                 if line.group().strip():
                     segments.append(line.span())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from worker.core.claims.stops import CLOSERS, QUOTE_CLOSERS, TERMINATORS, follows
+from worker.core.claims.stops import CCL, CJK, CL, CLOSERS, QUOTE_CLOSERS, RUN, TERMINATORS, follows
 
 #: ``Pairs.skip``: the stop's closers close the quotation around it (it ends the sentence).
 CLOSES_QUOTE = -2
@@ -162,7 +162,7 @@ class Pairs:
 
 def _run_end(stop: re.Match[str]) -> int:
     """Where a stop's terminator run ends (either branch)."""
-    return stop.end("run") if stop.start("run") >= 0 else stop.end("cjk")
+    return stop.end(RUN) if stop.start(RUN) >= 0 else stop.end(CJK)
 
 
 def _last_run(m: str, j: int, close: int) -> int:
@@ -181,10 +181,10 @@ def _last_run(m: str, j: int, close: int) -> int:
 
 def _closers_end(stop: re.Match[str]) -> int:
     """Where the closers after a stop's terminator run end (its start for a colon)."""
-    if stop.start("cl") >= 0:
-        return stop.end("cl")
-    if stop.start("ccl") >= 0:
-        return stop.end("ccl")
+    if stop.start(CL) >= 0:
+        return stop.end(CL)
+    if stop.start(CCL) >= 0:
+        return stop.end(CCL)
     return stop.start()
 
 

@@ -53,8 +53,12 @@ from collections.abc import Sequence
 from worker.core.claims.markdown import BLOCK_STARTS, blocks, mask
 from worker.core.claims.pairs import CLOSES_QUOTE, CLOSING, OPENING_RE, CodeSpans, Pairs
 from worker.core.claims.stops import (
+    ATT,
     BOUNDARY,
+    CATT,
+    CJK,
     CJK_TERMINATORS,
+    CL,
     CLOSERS,
     DIGITS,
     ENUMERATORS,
@@ -63,11 +67,16 @@ from worker.core.claims.stops import (
     LOWER,
     NO_WORDS_RE,
     NON_SPACE_RE,
+    OPENING_ENUMERATOR_RE,
+    PLAIN,
     QUESTION_MARKS,
+    RUN,
     STOP_RE,
+    TAIL,
     TERMINATORS,
     UNSPACED_QUOTE_STOP_RE,
     WORD_DOT,
+    Q,
     follows,
     period_ends,
 )
@@ -177,6 +186,19 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                 break
             pos = found.start()
         start = pos
+        if (
+            m[pos] in LOWER
+            and (m[pos + 1 : pos + 2] == "." or m[pos] in "ivx")  # cheap tests first (a
+            and "[" not in m[pos + 2 : pos + 7]  # token after it: the stop ends the sentence)
+            and (enumerator := OPENING_ENUMERATOR_RE.match(m, pos)) is not None
+            and (word := enumerator.group()) in ENUMERATORS
+            and word not in LISTED
+            and not lo < (dot := enumerator.end()) < hi
+            and (not pos or m[pos - 1].isspace())
+        ):
+            # The stop at its ``.`` would end nothing (an enumerator opening the sentence, as
+            # below): the search starts past it (``a. a. a.``: one stop a sentence, not two).
+            pos = dot + 1
         while True:
             stop = search_stop(text, pos)
             if stop is None:
@@ -203,22 +225,22 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                 if (
                     unspaced
                     and skip != CLOSES_QUOTE
-                    and stop.start("q") >= 0
-                    and m[stop.end("run") - 1] not in CJK_TERMINATORS  # those end anyway
-                    and stop.end("att") == stop.end("cl")
-                    and not follows(m, stop.end("cl"))
+                    and stop.start(Q) >= 0
+                    and m[stop.end(RUN) - 1] not in CJK_TERMINATORS  # those end anyway
+                    and stop.end(ATT) == stop.end(CL)
+                    and not follows(m, stop.end(CL))
                 ):
-                    pos = stop.end("run")  # a quote mark, but no quotation around it closes
+                    pos = stop.end(RUN)  # a quote mark, but no quotation around it closes
                     continue
-                branch = stop.lastgroup  # the last group of the alternative that matched
-                if branch == "tail":
-                    pos = end = stop.end("tail")
+                branch = stop.lastindex  # the last group of the alternative that matched
+                if branch == TAIL:
+                    pos = end = stop.end(TAIL)
                     assertion = False
-                elif branch == "att":
-                    k, end = stop.span("att")
-                    j = stop.end("run")
+                elif branch == ATT:
+                    k, end = stop.span(ATT)
+                    j = stop.end(RUN)
                     if j - i == 1:
-                        if m[i] == "." and i and stop.start("plain") < 0:
+                        if m[i] == "." and i and stop.start(PLAIN) < 0:
                             c = m[i - 1]
                             if c in LOWER:
                                 # The commonest stop, decided here as ``period_ends`` would: a
@@ -251,8 +273,8 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                     assertion = not question or (pairs is not None and pairs.inside(i))
                     pos = stop.end()
                 else:
-                    end = stop.end("catt")
-                    run = m[i : stop.end("cjk")]
+                    end = stop.end(CATT)
+                    run = m[i : stop.end(CJK)]
                     assertion = not ("?" in run or "？" in run) or (
                         pairs is not None and pairs.inside(i)
                     )

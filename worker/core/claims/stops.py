@@ -130,6 +130,13 @@ STOP_RE = re.compile(
     rf"(?P<catt>(?:\s*+{_TOKEN})*+){_GAP}"
     r")"
 )
+#: ``STOP_RE``'s groups by number: ``Match.start(RUN)`` skips the look-up of a group's name
+#: that ``Match.start("run")`` makes (several per stop); ``Match.lastindex`` is ``TAIL``, ``ATT``
+#: or ``CATT``, the last group of the alternative that matched.
+TAIL, PLAIN, RUN, CL, Q, ATT, CJK, CCL, CATT = (
+    STOP_RE.groupindex[name]
+    for name in ("tail", "plain", "run", "cl", "q", "att", "cjk", "ccl", "catt")
+)
 #: A terminator whose closers hold a quote mark and no whitespace, token or break follows: the
 #: one place the stop pattern's ``q`` decides (``sentences._split`` then reads only the closing
 #: marks).
@@ -161,6 +168,11 @@ _ENUMERATOR_RE = re.compile(r"[a-z]|[ivx]{2,4}")
 ENUMERATORS = frozenset(LOWER) | frozenset(
     "".join(p) for n in range(2, _ROMAN_MAX + 1) for p in itertools.product("ivx", repeat=n)
 )
+
+
+#: A word that may be an enumerator opening a sentence (``a.``, ``iv.``), its ``.`` alone with
+#: whitespace after it and no token attached (``sentences._split`` steps over it: see there).
+OPENING_ENUMERATOR_RE = re.compile(r"[a-z]{1,4}(?=\.\s)(?!\.\s*+\[)")
 
 
 def period_ends(m: str, start: int, i: int, k: int, after: int) -> bool:
