@@ -16,11 +16,12 @@ takes over ``--limit`` seconds of CPU.
 
 The collector runs as in production by default (``--gc worker``): the worker collects and
 freezes its start-up heap once (``worker/stream/processing/collector.py``) and turns automatic
-collection off while a batch is decided (``GW_GC_PAUSED_IN_BATCH``, on by default); a look-ahead may
-admit the next batch's records while none is in flight, so ``admit`` runs with the collector on and
-``judge`` with it off. ``--gc paused`` decides as ``check`` does (off for both), ``--gc on``
-shows CPython's collector untouched. The last line says which. Not a test: timings depend on
-the machine, and on a shared one CPU time is the figure to read, not wall time.
+collection off while a batch is decided (``GW_GC_PAUSED_IN_BATCH``, on by default) and while a
+look-ahead admits the next batch's records (``worker/stream/intake/lookahead.py``), so
+``admit`` and ``judge`` both run with it off. ``--gc paused`` decides as ``check`` does (the
+same: off for both, the start-up heap frozen), ``--gc on`` shows CPython's collector
+untouched. The last line says which. Not a test: timings depend on the machine, and on a shared
+one CPU time is the figure to read, not wall time.
 """
 
 from __future__ import annotations
@@ -413,8 +414,8 @@ def draft(shape: Shape | Callable[[], Iterator[str]], size: int, *, unique: bool
 #: What each ``--gc`` mode does around a draft's decision.
 GC_MODES = {
     "worker": "as the worker runs (GW_GC_PAUSED_IN_BATCH=true): start-up heap collected and "
-    "frozen once; admit with automatic collection on (a look-ahead may admit between batches), "
-    "judge with it off (inside a batch)",
+    "frozen once; no automatic collection in admit or judge (inside a batch, or a look-ahead's "
+    "step)",
     "paused": "start-up heap frozen; no automatic collection in admit or judge (as check decides)",
     "on": "CPython's collector as is, nothing frozen",
 }
@@ -425,14 +426,12 @@ def decide(
 ) -> str:
     """The core's whole decision on one record value, as the worker and ``check`` make it, with
     the collector as ``collector`` says (``GC_MODES``)."""
-    if collector == "paused":
+    if collector != "on":
         gc.disable()
     try:
         admitted = admit(b"t-adv", value, max_bytes=MAX_BYTES, policies=POLICIES)
         if not isinstance(admitted, Admitted):
             return f"dead_letter ({admitted.error_class.value})"
-        if collector == "worker":
-            gc.disable()
         found = {r: records[r] for r in admitted.refs if r in records}
         judgement = judge(admitted, None, found, NOW, retention_s=None)
     finally:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Generic, NamedTuple, TypeVar
 
 import structlog
@@ -67,16 +68,20 @@ class Lookahead(Generic[Item]):
     """At most one look-ahead in flight: started for the buffered records, claimed by the next one.
 
     ``classify`` admits one record (pure); ``resolve`` fetches the evidence of some items and
-    returns it with the number of store calls it made.
+    returns it with the number of store calls it made; ``paused`` is what each step of
+    admission runs inside (the batch's collector pause: a look-ahead may admit while no batch
+    is in flight, and admission would then run with automatic collection on).
     """
 
     def __init__(
         self,
         classify: Callable[[Incoming], Item],
         resolve: Callable[[Sequence[Item]], Awaitable[tuple[Resolved, int]]],
+        paused: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
     ) -> None:
         self._classify = classify
         self._resolve = resolve
+        self._paused = paused
         self._task: asyncio.Task[Ahead[Item]] | None = None
         #: The records the look-ahead in flight is for.
         self._keys: frozenset[RecordKey] = frozenset()
@@ -92,8 +97,9 @@ class Lookahead(Generic[Item]):
         items: dict[RecordKey, Item] = {}
         for start in range(0, len(records), CHUNK):
             await asyncio.sleep(0)  # the batch being decided goes first whenever it can
-            for rec in records[start : start + CHUNK]:
-                items[record_key(rec)] = self._classify(rec)
+            with self._paused():
+                for rec in records[start : start + CHUNK]:
+                    items[record_key(rec)] = self._classify(rec)
         resolved, fetches = await self._resolve(list(items.values()))
         return Ahead(items, resolved, fetches)
 

@@ -55,6 +55,7 @@ from worker.runtime.spans import Spans, traceparent_of
 from worker.settings import Settings
 from worker.stream.intake.lookahead import Lookahead, merged, record_key
 from worker.stream.processing.accounting import Accounting, BatchReport
+from worker.stream.processing.collector import BatchCollector
 from worker.stream.processing.resolve import BatchResolver, Resolved
 from worker.stream.seams import BulkPublisher, Publisher, TurnStore
 
@@ -86,7 +87,11 @@ class BatchProcessor:
         self._resolver = BatchResolver(evidence=evidence, settings=settings, metrics=metrics)
         self._turns = turns
         self._publisher = publisher
-        self._lookahead: Lookahead[Planned] = Lookahead(self._plan, self._resolve_ahead)
+        self._lookahead: Lookahead[Planned] = Lookahead(
+            self._plan,
+            self._resolve_ahead,
+            paused=BatchCollector(enabled=settings.gc_paused_in_batch).paused,
+        )
         self._policies = policies
         self._metrics = metrics
         self._stage_seconds = {

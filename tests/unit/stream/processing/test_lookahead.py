@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+from collections.abc import Sequence
 
 from test_pipeline import GOOD, RECORDS, DownStore, processor, rec
 
 from worker.core.citations.evidence import CitationRef, EvidenceRecord
 from worker.core.evidence_store import Found, InMemoryEvidenceStore, Wanted
-from worker.stream.intake.lookahead import merged
+from worker.stream.intake.lookahead import Lookahead, merged
+from worker.stream.processing.collector import BatchCollector
+from worker.stream.processing.resolve import Resolved
 
 
 async def test_a_batch_read_ahead_is_decided_without_a_fetch_of_its_own() -> None:
@@ -102,3 +106,28 @@ def test_evidence_of_two_fetches_merges_per_tenant_only() -> None:
     )
     out = merged({"acme": {one.ref: one}}, {"acme": {two.ref: two}, "globex": {}})
     assert out == {"acme": {one.ref: one, two.ref: two}, "globex": {}}
+
+
+async def test_a_look_ahead_admits_with_automatic_collection_off_when_no_batch_is_in_flight() -> (
+    None
+):
+    """The batch pauses the collector (``GW_GC_PAUSED_IN_BATCH``); a look-ahead that admits
+    while no batch runs pauses it for its own steps too, and leaves it on between them."""
+    seen: list[bool] = []
+
+    def classify(record: object) -> object:
+        seen.append(gc.isenabled())
+        return record
+
+    async def resolve(items: Sequence[object]) -> tuple[Resolved, int]:
+        seen.append(gc.isenabled())
+        return Resolved({}, {}), 0
+
+    ahead: Lookahead[object] = Lookahead(
+        classify, resolve, paused=BatchCollector(enabled=True).paused
+    )
+    assert gc.isenabled()
+    first, second = rec("t-1", GOOD), rec("t-2", GOOD)
+    ahead.start([first, second])
+    assert await ahead.claim([first]) is not None
+    assert (seen, gc.isenabled()) == ([False, False, True], True)
