@@ -1,6 +1,6 @@
 """Every private part of Faust (and of aiokafka under it) the worker relies on, in one place.
 
-Faust offers no public seam for five things the worker needs, so this module reaches into its
+Faust offers no public seam for six things the worker needs, so this module reaches into its
 internals, as read from faust-streaming 0.15.3 (and aiokafka 0.12); ``FAUST_VERSION_READ`` pins
 that, and ``tests/unit/stream/test_faust_internals.py`` fails on any other version and on any
 missing attribute, so an upgrade re-reads them here before anything else changes:
@@ -18,6 +18,14 @@ missing attribute, so an upgrade re-reads them here before anything else changes
   wait per broker). Seams: ``Transport.Consumer``, ``Consumer._new_consumer_thread``,
   ``AIOKafkaConsumerThread._create_worker_consumer``, aiokafka's ``_fetch_max_wait_ms`` (read when
   the consumer starts), and ``App._new_transport``.
+- **A fetch hands out only the partitions Faust has active** (``_ConsumerThread._fetch_records``,
+  ``OnlyThese``): Faust hands aiokafka's ``Fetcher.fetched_records`` its live set of active
+  partitions, which aiokafka reads as "every partition" when it is empty, as it is while Faust has
+  every partition paused after an assignment. A fetch started before the rebalance then handed
+  out the changelog records recovery had just sought to, while Faust's flow was stopped: Faust
+  dropped them, aiokafka's position had moved past them, and recovery waited forever ("No event
+  received for active tp ... since recovery start", the stall the recovery watchdog exits on).
+  Seams: ``AIOKafkaConsumerThread._fetch_records`` and aiokafka's ``fetched_records``.
 - **Seeks on the consumer's thread** (``_Consumer._seek``): Faust seeks from the app's thread,
   racing aiokafka's fetcher in the consumer thread (a ``KeyError`` that stops the worker).
 - **The app's web server** (``InternalsApp.web_class``, through ``App._new_web``): the worker's
@@ -50,8 +58,32 @@ from faust.transport.drivers import aiokafka as faust_aiokafka
 FAUST_VERSION_READ = "0.15.3"
 
 
+class OnlyThese:
+    """The partitions a fetch may hand out: Faust's live set of active partitions, read at each
+    record batch, where an empty set means none (aiokafka's ``fetched_records`` reads an empty
+    ``partitions`` as *every* partition: ``if partitions and tp not in partitions``)."""
+
+    __slots__ = ("_tps",)
+
+    def __init__(self, tps: Any) -> None:
+        self._tps = tps
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __contains__(self, tp: object) -> bool:
+        return tp in self._tps
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(set(self._tps))
+
+    def __len__(self) -> int:
+        return len(self._tps)
+
+
 class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
-    """Faust's consumer thread; its worker consumer waits at most the app's fetch wait."""
+    """Faust's consumer thread; its worker consumer waits at most the app's fetch wait, and a
+    fetch never hands out the records of a partition Faust has paused (``_fetch_records``)."""
 
     def _create_worker_consumer(self, transport: Any) -> Any:
         consumer = super()._create_worker_consumer(transport)
@@ -59,6 +91,29 @@ class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
         if wait_ms is not None:
             consumer._fetch_max_wait_ms = wait_ms  # read by AIOKafkaConsumer.start()
         return consumer
+
+    async def _fetch_records(
+        self,
+        consumer: Any,
+        active_partitions: Any,
+        timeout: float | None = None,  # noqa: ASYNC109 - Faust's signature
+        max_records: int | None = None,
+    ) -> Any:
+        """Faust's fetch, limited to the partitions active when each batch is handed out.
+
+        Faust passes its live set of active partitions, and a fetch started while the flow was
+        active stays in flight (up to the fetch timeout) through a rebalance. After an
+        assignment Faust pauses every partition (the set is empty) until recovery resumes the
+        changelog partitions, and seeks those to where recovery starts in between; aiokafka took
+        the empty set for "all", so the in-flight fetch handed out the changelog records just
+        fetched from that position, and moved its position past them. Faust's ``getmany``, the
+        flow still stopped, dropped them (its seek back to the committed offsets skips
+        changelogs, which have none): recovery then waited forever for records already read.
+        """
+        only: Any = OnlyThese(active_partitions)  # a set to aiokafka, as Faust's own is
+        return await super()._fetch_records(
+            consumer, only, timeout=timeout, max_records=max_records
+        )
 
 
 class _Consumer(faust_aiokafka.Consumer):
