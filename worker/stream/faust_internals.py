@@ -1,6 +1,6 @@
 """Every private part of Faust (and of aiokafka under it) the worker relies on, in one place.
 
-Faust offers no public seam for six things the worker needs, so this module reaches into its
+Faust offers no public seam for seven things the worker needs, so this module reaches into its
 internals, as read from faust-streaming 0.15.3 (and aiokafka 0.12); ``FAUST_VERSION_READ`` pins
 that, and ``tests/unit/stream/test_faust_internals.py`` fails on any other version and on any
 missing attribute, so an upgrade re-reads them here before anything else changes:
@@ -40,6 +40,13 @@ missing attribute, so an upgrade re-reads them here before anything else changes
   ``decode``. The conductor (``ConductorHandler.__call__`` in faust-streaming's Cython build, and
   ``ConductorCompiler.build``) delivers through ``chan.decode(message, propagate=True)``,
   ``chan.queue.full()``, ``chan.queue.put_nowait_enhanced(...)`` and, when full, ``chan.put``.
+- **Where recovery's changelog partitions stand** (``recovery_state``): when table recovery
+  stalls (``worker.stream.watchdogs.recovery``), the consumer's flow, the partitions it fetches,
+  pauses and has read, and aiokafka's position, highwater and buffered records for each changelog
+  partition recovery waits on (``Consumer._active_partitions``, ``_paused_partitions``,
+  ``_read_offset``, ``_unacked_messages``, ``ThreadDelegateConsumer._thread``,
+  ``AIOKafkaConsumerThread._consumer``, aiokafka's ``_subscription``, ``_fetcher`` and
+  ``_records``), so that the one log line before the exit says where delivery stopped.
 - **The RocksDB store by partition** (``RocksPartitions``): Faust's store picks a partition's
   database from the *current event*, which in a batch is another record's; the turn table goes
   through the store's own helpers instead (``_get_bucket_for_key``, ``_key_index``,
@@ -48,10 +55,11 @@ missing attribute, so an upgrade re-reads them here before anything else changes
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import faust
+from aiokafka import TopicPartition
 from faust.transport.drivers import aiokafka as faust_aiokafka
 
 #: The faust-streaming release these internals were read from (the test pins it).
@@ -211,3 +219,46 @@ class RocksPartitions:
     def items(self) -> list[tuple[bytes, bytes]]:
         """Every key and value of every local database."""
         return list(self._store._iteritems())
+
+
+def recovery_state(app: Any, tps: Iterable[Any]) -> dict[str, Any]:
+    """The consumer's delivery, and each of ``tps`` (changelog partitions) as Faust's consumer and
+    aiokafka's fetcher hold it: read-only, for the stall report (never raises past a field)."""
+    consumer = app.consumer
+    state: dict[str, Any] = {
+        "flow_active": bool(consumer.flow_active),
+        "flow_control_active": bool(app.flow_control.is_active()),
+        "rebalancing": bool(app.rebalancing),
+        "generation": app.consumer_generation_id,
+        "changelog_queued": app.tables.changelog_queue.qsize(),
+        "unacked": len(consumer._unacked_messages),
+    }
+    active = consumer._active_partitions or set()
+    paused = consumer._paused_partitions
+    read = consumer._read_offset
+    records: Any = {}
+    try:
+        aiokafka_consumer = consumer._thread._consumer
+        assignment = aiokafka_consumer._subscription.subscription.assignment
+        if aiokafka_consumer._fetcher is not None:  # built when the consumer starts
+            records = aiokafka_consumer._fetcher._records
+    except AttributeError:  # not started, or not subscribed yet
+        assignment = None
+    partitions: dict[str, dict[str, Any]] = {}
+    for tp in tps:
+        entry: dict[str, Any] = {
+            "fetching": tp in active,
+            "paused": tp in paused,
+            "read_offset": read.get(tp),
+        }
+        aiotp = TopicPartition(tp.topic, tp.partition)
+        if assignment is not None and aiotp in assignment.tps:
+            tp_state = assignment.state_value(aiotp)
+            entry["position"] = tp_state.position if tp_state.has_valid_position else None
+            entry["highwater"] = tp_state.highwater
+            entry["buffered"] = aiotp in records
+        else:
+            entry["assigned"] = False
+        partitions[f"{tp.topic}[{tp.partition}]"] = entry
+    state["partitions"] = partitions
+    return state

@@ -29,6 +29,7 @@ from worker.stream.faust_internals import (
     FAUST_VERSION_READ,
     UndecodedTopic,
     WorkerTransport,
+    recovery_state,
 )
 
 
@@ -225,6 +226,43 @@ async def test_a_fetch_hands_out_the_partitions_faust_has_active(tmp_path: Path)
     tp = faust.types.TP("turns-changelog", 2)
     records, position = await handed_out({tp}, tmp_path)
     assert (list(records.values()), position) == ([list(range(10))], 10)
+
+
+async def test_the_stall_report_reads_a_real_consumer_and_its_fetcher(tmp_path: Path) -> None:
+    """``recovery_state`` reads the release's own consumer (not started: no aiokafka consumer
+    yet, so the partition is reported unassigned) and, once one is there, aiokafka's fetcher."""
+    app = new_app(Settings(data_dir=tmp_path, app_id="stall-report"))
+    consumer = app.consumer
+    tp = faust.types.TP("turns-changelog", 2)
+    try:
+        consumer.pause_partitions({tp})
+        state = recovery_state(app, [tp])
+        assert state["partitions"] == {
+            "turns-changelog[2]": {
+                "fetching": False,
+                "paused": True,
+                "read_offset": None,
+                "assigned": False,
+            }
+        }
+        assert state["changelog_queued"] == 0
+        assert (state["flow_active"], state["unacked"]) == (True, 0)
+
+        built = consumer._thread._create_worker_consumer(app.transport)
+        try:
+            aiotp = TopicPartition(tp.topic, tp.partition)
+            built._subscription.assign_from_user({aiotp})
+            built._subscription.seek(aiotp, 5)
+            consumer._thread._consumer = built
+            (entry,) = recovery_state(app, [tp])["partitions"].values()
+            assert (entry["position"], entry["highwater"], entry["buffered"]) == (5, None, False)
+        finally:
+            consumer._thread._consumer = None
+            await built.stop()
+    finally:
+        for loop in (consumer._thread.thread_loop, app.loop):
+            if loop is not asyncio.get_running_loop() and not loop.is_closed():
+                loop.close()
 
 
 #: Private names of other libraries the worker reaches, outside ``faust_internals``, and why:
