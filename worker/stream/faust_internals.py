@@ -118,7 +118,8 @@ class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
         flow still stopped, dropped them (its seek back to the committed offsets skips
         changelogs, which have none): recovery then waited forever for records already read.
         """
-        only: Any = OnlyThese(active_partitions)  # a set to aiokafka, as Faust's own is
+        # None (a client-only app) is aiokafka's "every partition", and meant so.
+        only: Any = None if active_partitions is None else OnlyThese(active_partitions)
         return await super()._fetch_records(
             consumer, only, timeout=timeout, max_records=max_records
         )

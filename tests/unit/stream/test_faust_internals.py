@@ -175,7 +175,7 @@ class Records:
             yield SimpleNamespace(offset=offset)
 
 
-async def handed_out(active: set[Any], data_dir: Path) -> tuple[dict[Any, list[int]], int]:
+async def handed_out(active: set[Any] | None, data_dir: Path) -> tuple[dict[Any, list[int]], int]:
     """What one fetch of the worker's consumer thread hands out, through aiokafka's own
     ``fetched_records``, of a changelog partition whose records 0-9 were fetched after a seek
     to 0 while Faust's active partitions are ``active``; and the partition's position after."""
@@ -220,6 +220,12 @@ async def test_a_fetch_hands_out_nothing_while_faust_has_every_partition_paused(
         {},
         0,
     )  # nothing taken: the records wait for the resume
+
+
+async def test_a_client_only_fetch_still_hands_out_every_partition(tmp_path: Path) -> None:
+    """Faust passes ``None`` (not a set) for a client-only app: every partition, as before."""
+    records, position = await handed_out(None, tmp_path)
+    assert (list(records.values()), position) == ([list(range(10))], 10)
 
 
 async def test_a_fetch_hands_out_the_partitions_faust_has_active(tmp_path: Path) -> None:
