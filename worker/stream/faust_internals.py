@@ -1,6 +1,6 @@
 """Every private part of Faust (and of aiokafka under it) the worker relies on, in one place.
 
-Faust offers no public seam for five things the worker needs, so this module reaches into its
+Faust offers no public seam for seven things the worker needs, so this module reaches into its
 internals, as read from faust-streaming 0.15.3 (and aiokafka 0.12); ``FAUST_VERSION_READ`` pins
 that, and ``tests/unit/stream/test_faust_internals.py`` fails on any other version and on any
 missing attribute, so an upgrade re-reads them here before anything else changes:
@@ -18,6 +18,14 @@ missing attribute, so an upgrade re-reads them here before anything else changes
   wait per broker). Seams: ``Transport.Consumer``, ``Consumer._new_consumer_thread``,
   ``AIOKafkaConsumerThread._create_worker_consumer``, aiokafka's ``_fetch_max_wait_ms`` (read when
   the consumer starts), and ``App._new_transport``.
+- **A fetch hands out only the partitions Faust has active** (``_ConsumerThread._fetch_records``,
+  ``OnlyThese``): Faust hands aiokafka's ``Fetcher.fetched_records`` its live set of active
+  partitions, which aiokafka reads as "every partition" when it is empty, as it is while Faust has
+  every partition paused after an assignment. A fetch started before the rebalance then handed
+  out the changelog records recovery had just sought to, while Faust's flow was stopped: Faust
+  dropped them, aiokafka's position had moved past them, and recovery waited forever ("No event
+  received for active tp ... since recovery start", the stall the recovery watchdog exits on).
+  Seams: ``AIOKafkaConsumerThread._fetch_records`` and aiokafka's ``fetched_records``.
 - **Seeks on the consumer's thread** (``_Consumer._seek``): Faust seeks from the app's thread,
   racing aiokafka's fetcher in the consumer thread (a ``KeyError`` that stops the worker).
 - **The app's web server** (``InternalsApp.web_class``, through ``App._new_web``): the worker's
@@ -32,6 +40,13 @@ missing attribute, so an upgrade re-reads them here before anything else changes
   ``decode``. The conductor (``ConductorHandler.__call__`` in faust-streaming's Cython build, and
   ``ConductorCompiler.build``) delivers through ``chan.decode(message, propagate=True)``,
   ``chan.queue.full()``, ``chan.queue.put_nowait_enhanced(...)`` and, when full, ``chan.put``.
+- **Where recovery's changelog partitions stand** (``recovery_state``): when table recovery
+  stalls (``worker.stream.watchdogs.recovery``), the consumer's flow, the partitions it fetches,
+  pauses and has read, and aiokafka's position, highwater and buffered records for each changelog
+  partition recovery waits on (``Consumer._active_partitions``, ``_paused_partitions``,
+  ``_read_offset``, ``_unacked_messages``, ``ThreadDelegateConsumer._thread``,
+  ``AIOKafkaConsumerThread._consumer``, aiokafka's ``_subscription``, ``_fetcher`` and
+  ``_records``), so that the one log line before the exit says where delivery stopped.
 - **The RocksDB store by partition** (``RocksPartitions``): Faust's store picks a partition's
   database from the *current event*, which in a batch is another record's; the turn table goes
   through the store's own helpers instead (``_get_bucket_for_key``, ``_key_index``,
@@ -40,18 +55,43 @@ missing attribute, so an upgrade re-reads them here before anything else changes
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import faust
+from aiokafka import TopicPartition
 from faust.transport.drivers import aiokafka as faust_aiokafka
 
 #: The faust-streaming release these internals were read from (the test pins it).
 FAUST_VERSION_READ = "0.15.3"
 
 
+class OnlyThese:
+    """The partitions a fetch may hand out: Faust's live set of active partitions, read at each
+    record batch, where an empty set means none (aiokafka's ``fetched_records`` reads an empty
+    ``partitions`` as *every* partition: ``if partitions and tp not in partitions``)."""
+
+    __slots__ = ("_tps",)
+
+    def __init__(self, tps: Any) -> None:
+        self._tps = tps
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __contains__(self, tp: object) -> bool:
+        return tp in self._tps
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(set(self._tps))
+
+    def __len__(self) -> int:
+        return len(self._tps)
+
+
 class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
-    """Faust's consumer thread; its worker consumer waits at most the app's fetch wait."""
+    """Faust's consumer thread; its worker consumer waits at most the app's fetch wait, and a
+    fetch never hands out the records of a partition Faust has paused (``_fetch_records``)."""
 
     def _create_worker_consumer(self, transport: Any) -> Any:
         consumer = super()._create_worker_consumer(transport)
@@ -59,6 +99,30 @@ class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
         if wait_ms is not None:
             consumer._fetch_max_wait_ms = wait_ms  # read by AIOKafkaConsumer.start()
         return consumer
+
+    async def _fetch_records(
+        self,
+        consumer: Any,
+        active_partitions: Any,
+        timeout: float | None = None,  # noqa: ASYNC109 - Faust's signature
+        max_records: int | None = None,
+    ) -> Any:
+        """Faust's fetch, limited to the partitions active when each batch is handed out.
+
+        Faust passes its live set of active partitions, and a fetch started while the flow was
+        active stays in flight (up to the fetch timeout) through a rebalance. After an
+        assignment Faust pauses every partition (the set is empty) until recovery resumes the
+        changelog partitions, and seeks those to where recovery starts in between; aiokafka took
+        the empty set for "all", so the in-flight fetch handed out the changelog records just
+        fetched from that position, and moved its position past them. Faust's ``getmany``, the
+        flow still stopped, dropped them (its seek back to the committed offsets skips
+        changelogs, which have none): recovery then waited forever for records already read.
+        """
+        # None (a client-only app) is aiokafka's "every partition", and meant so.
+        only: Any = None if active_partitions is None else OnlyThese(active_partitions)
+        return await super()._fetch_records(
+            consumer, only, timeout=timeout, max_records=max_records
+        )
 
 
 class _Consumer(faust_aiokafka.Consumer):
@@ -156,3 +220,46 @@ class RocksPartitions:
     def items(self) -> list[tuple[bytes, bytes]]:
         """Every key and value of every local database."""
         return list(self._store._iteritems())
+
+
+def recovery_state(app: Any, tps: Iterable[Any]) -> dict[str, Any]:
+    """The consumer's delivery, and each of ``tps`` (changelog partitions) as Faust's consumer and
+    aiokafka's fetcher hold it: read-only, for the stall report (never raises past a field)."""
+    consumer = app.consumer
+    state: dict[str, Any] = {
+        "flow_active": bool(consumer.flow_active),
+        "flow_control_active": bool(app.flow_control.is_active()),
+        "rebalancing": bool(app.rebalancing),
+        "generation": app.consumer_generation_id,
+        "changelog_queued": app.tables.changelog_queue.qsize(),
+        "unacked": len(consumer._unacked_messages),
+    }
+    active = consumer._active_partitions or set()
+    paused = consumer._paused_partitions
+    read = consumer._read_offset
+    records: Any = {}
+    try:
+        aiokafka_consumer = consumer._thread._consumer
+        assignment = aiokafka_consumer._subscription.subscription.assignment
+        if aiokafka_consumer._fetcher is not None:  # built when the consumer starts
+            records = aiokafka_consumer._fetcher._records
+    except AttributeError:  # not started, or not subscribed yet
+        assignment = None
+    partitions: dict[str, dict[str, Any]] = {}
+    for tp in tps:
+        entry: dict[str, Any] = {
+            "fetching": tp in active,
+            "paused": tp in paused,
+            "read_offset": read.get(tp),
+        }
+        aiotp = TopicPartition(tp.topic, tp.partition)
+        if assignment is not None and aiotp in assignment.tps:
+            tp_state = assignment.state_value(aiotp)
+            entry["position"] = tp_state.position if tp_state.has_valid_position else None
+            entry["highwater"] = tp_state.highwater
+            entry["buffered"] = aiotp in records
+        else:
+            entry["assigned"] = False
+        partitions[f"{tp.topic}[{tp.partition}]"] = entry
+    state["partitions"] = partitions
+    return state

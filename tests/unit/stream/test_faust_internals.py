@@ -12,15 +12,25 @@ from __future__ import annotations
 import ast
 import asyncio
 import importlib.metadata
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import faust
-from aiokafka import AIOKafkaConsumer
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.consumer.fetcher import Fetcher, FetchResult
+from aiokafka.consumer.subscription_state import SubscriptionState
 
 from worker.settings import Settings
 from worker.stream.faust_app import new_app
-from worker.stream.faust_internals import FAUST_VERSION_READ, UndecodedTopic, WorkerTransport
+from worker.stream.faust_internals import (
+    FAUST_VERSION_READ,
+    UndecodedTopic,
+    WorkerTransport,
+    recovery_state,
+)
 
 
 async def fetch_wait_ms(settings: Settings) -> int:
@@ -97,7 +107,12 @@ def test_every_private_attribute_the_worker_reaches_still_exists() -> None:
     expected = {
         faust.App: ("_new_web", "_new_transport"),
         driver.Consumer: ("_new_consumer_thread", "_seek"),
-        driver.AIOKafkaConsumerThread: ("_create_worker_consumer", "seek", "call_thread"),
+        driver.AIOKafkaConsumerThread: (
+            "_create_worker_consumer",
+            "seek",
+            "call_thread",
+            "_fetch_records",
+        ),
         Stream: ("_enable_passive",),
         driver.Producer: ("_ensure_producer",),
         faust.Topic: ("_compile_decode",),
@@ -143,6 +158,115 @@ async def test_a_seek_runs_on_the_consumer_thread_not_the_apps(tmp_path: Path) -
     finally:
         consumer._thread = real
         for loop in (real.thread_loop, app.loop):
+            if loop is not asyncio.get_running_loop() and not loop.is_closed():
+                loop.close()
+
+
+class Records:
+    """aiokafka's records of one fetch response, as its ``FetchResult`` iterates them."""
+
+    def __init__(self, first: int, last: int) -> None:
+        self.next_fetch_offset = first
+        self._offsets = range(first, last + 1)
+
+    def __iter__(self) -> Iterator[SimpleNamespace]:
+        for offset in self._offsets:
+            self.next_fetch_offset = offset + 1
+            yield SimpleNamespace(offset=offset)
+
+
+async def handed_out(active: set[Any] | None, data_dir: Path) -> tuple[dict[Any, list[int]], int]:
+    """What one fetch of the worker's consumer thread hands out, through aiokafka's own
+    ``fetched_records``, of a changelog partition whose records 0-9 were fetched after a seek
+    to 0 while Faust's active partitions are ``active``; and the partition's position after."""
+    app = new_app(Settings(data_dir=data_dir, app_id="fetch-paused"))
+    thread = app.consumer._thread
+    tp = TopicPartition("turns-changelog", 2)
+    subscriptions = SubscriptionState()
+    subscriptions.assign_from_user({tp})
+    subscriptions.seek(tp, 0)
+    assignment = subscriptions.subscription.assignment
+    fetcher = SimpleNamespace(
+        _subscriptions=subscriptions,
+        _records={
+            tp: FetchResult(tp, assignment=assignment, partition_records=Records(0, 9), backoff=0)
+        },
+        _closed=False,
+        _wait_consume_future=None,
+        _notify=lambda future: None,
+    )
+    fetcher.fetched_records = partial(Fetcher.fetched_records, fetcher)
+    consumer = SimpleNamespace(_fetcher=fetcher, _closed=False)
+    try:
+        got = await thread._fetch_records(consumer, active, timeout=0, max_records=None)
+        return (
+            {key: [r.offset for r in records] for key, records in got.items()},
+            assignment.state_value(tp).position,
+        )
+    finally:
+        for loop in (thread.thread_loop, app.loop):
+            if loop is not asyncio.get_running_loop() and not loop.is_closed():
+                loop.close()
+
+
+async def test_a_fetch_hands_out_nothing_while_faust_has_every_partition_paused(
+    tmp_path: Path,
+) -> None:
+    """After an assignment Faust pauses every partition (its active set is empty) until recovery
+    resumes the changelogs it has sought; a fetch still in flight from before the rebalance used
+    to hand out the changelog records just fetched (aiokafka reads an empty set as "all"), Faust
+    dropped them with its flow stopped, and recovery waited forever for records already read."""
+    assert await handed_out(set(), tmp_path) == (
+        {},
+        0,
+    )  # nothing taken: the records wait for the resume
+
+
+async def test_a_client_only_fetch_still_hands_out_every_partition(tmp_path: Path) -> None:
+    """Faust passes ``None`` (not a set) for a client-only app: every partition, as before."""
+    records, position = await handed_out(None, tmp_path)
+    assert (list(records.values()), position) == ([list(range(10))], 10)
+
+
+async def test_a_fetch_hands_out_the_partitions_faust_has_active(tmp_path: Path) -> None:
+    tp = faust.types.TP("turns-changelog", 2)
+    records, position = await handed_out({tp}, tmp_path)
+    assert (list(records.values()), position) == ([list(range(10))], 10)
+
+
+async def test_the_stall_report_reads_a_real_consumer_and_its_fetcher(tmp_path: Path) -> None:
+    """``recovery_state`` reads the release's own consumer (not started: no aiokafka consumer
+    yet, so the partition is reported unassigned) and, once one is there, aiokafka's fetcher."""
+    app = new_app(Settings(data_dir=tmp_path, app_id="stall-report"))
+    consumer = app.consumer
+    tp = faust.types.TP("turns-changelog", 2)
+    try:
+        consumer.pause_partitions({tp})
+        state = recovery_state(app, [tp])
+        assert state["partitions"] == {
+            "turns-changelog[2]": {
+                "fetching": False,
+                "paused": True,
+                "read_offset": None,
+                "assigned": False,
+            }
+        }
+        assert state["changelog_queued"] == 0
+        assert (state["flow_active"], state["unacked"]) == (True, 0)
+
+        built = consumer._thread._create_worker_consumer(app.transport)
+        try:
+            aiotp = TopicPartition(tp.topic, tp.partition)
+            built._subscription.assign_from_user({aiotp})
+            built._subscription.seek(aiotp, 5)
+            consumer._thread._consumer = built
+            (entry,) = recovery_state(app, [tp])["partitions"].values()
+            assert (entry["position"], entry["highwater"], entry["buffered"]) == (5, None, False)
+        finally:
+            consumer._thread._consumer = None
+            await built.stop()
+    finally:
+        for loop in (consumer._thread.thread_loop, app.loop):
             if loop is not asyncio.get_running_loop() and not loop.is_closed():
                 loop.close()
 

@@ -8,6 +8,12 @@ offsets have not moved for ``recovery_stall_exit_s``, it logs ``recovery.stalled
 :data:`EXIT_RECOVERY_STALLED`; outputs are acknowledged before offsets, so an exit here loses
 nothing (it is the same as the SIGKILL the chaos suite deals out), and the restarted worker
 decides what was pending. See docs/decisions.md.
+
+The stall could not be reproduced at will (docs/reliability.md, scenario 3), so the exit's log line
+carries what explains it afterwards: the partitions still waited on, where Faust's consumer and
+aiokafka's fetcher stand for them (``state``, ``worker.stream.faust_internals.recovery_state``), and
+what every task of the app's loop is awaiting (``tasks``): a delivery blocked in a channel, a
+recovery step that never returned, or a fetcher that holds records nobody takes.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any
 import structlog
 
 from worker.settings import Settings
+from worker.stream.faust_internals import recovery_state
 
 log = structlog.get_logger("worker.recovery_watchdog")
 
@@ -76,6 +83,69 @@ def waiting_partitions(recovery: Any) -> list[str]:
     return waiting
 
 
+def waiting_tps(recovery: Any) -> list[Any]:
+    """The changelog partitions (Faust's ``TP``) recovery still waits on (see
+    :func:`waiting_partitions`)."""
+    highwaters = dict(getattr(recovery, "active_highwaters", {}) or {})
+    offsets = dict(getattr(recovery, "active_offsets", {}) or {})
+    return [
+        tp
+        for tp, need in sorted(highwaters.items(), key=lambda item: str(item[0]))
+        if need is not None and (offsets.get(tp) is None or offsets[tp] < need)
+    ]
+
+
+def awaiting(coro: Any, limit: int = 40) -> list[str]:
+    """What a coroutine is awaiting, outermost first: ``file:line function`` per coroutine down
+    its ``await`` chain, then the object it finally waits on (a future, an event's waiter)."""
+    chain: list[str] = []
+    while coro is not None and len(chain) < limit:
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+        if frame is None:
+            chain.append(f"<{type(coro).__name__}>")
+            break
+        code = frame.f_code
+        chain.append(f"{_short(code.co_filename)}:{frame.f_lineno} {code.co_name}")
+        coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+    return chain
+
+
+def _short(path: str) -> str:
+    """A source path from its package on (``faust/tables/recovery.py``), for a readable log."""
+    for root in ("site-packages/", "/worker/"):
+        if root in path:
+            tail = path.split(root, 1)[1]
+            return tail if root == "site-packages/" else f"worker/{tail}"
+    return path
+
+
+def task_stacks() -> list[str]:
+    """Every task of the running loop as ``name: outer > ... > inner`` (see :func:`awaiting`)."""
+    stacks = []
+    for task in asyncio.all_tasks():
+        if task is asyncio.current_task():
+            continue
+        stacks.append(f"{task.get_name()}: {' > '.join(awaiting(task.get_coro()))}")
+    return sorted(stacks)
+
+
+def stall_report(app: Any) -> dict[str, Any]:
+    """The fields of the ``recovery.stalled`` line besides the timings; a field that cannot be
+    read is left out (the exit must not wait on a diagnostic)."""
+    report: dict[str, Any] = {}
+    recovery = app.tables.recovery
+    for field, read in (
+        ("waiting", lambda: waiting_partitions(recovery)),
+        ("state", lambda: recovery_state(app, waiting_tps(recovery))),
+        ("tasks", task_stacks),
+    ):
+        try:
+            report[field] = read()
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            report[field] = f"unreadable: {type(exc).__name__}"
+    return report
+
+
 async def watch_recovery(
     app: Any,
     settings: Settings,
@@ -96,14 +166,14 @@ async def watch_recovery(
         now = clock()
         if detector.observe(in_recovery, progress, now):
             try:
-                waiting = waiting_partitions(app.tables.recovery)
-            except Exception:  # noqa: BLE001 - the exit must not wait on a diagnostic
-                waiting = []
+                report = stall_report(app)
+            except Exception as exc:  # noqa: BLE001 - the exit must not wait on a diagnostic
+                report = {"waiting": f"unreadable: {type(exc).__name__}"}
             log.error(
                 "recovery.stalled",
                 stalled_s=round(detector.stalled_for(now), 1),
-                waiting=waiting,
                 exit_code=EXIT_RECOVERY_STALLED,
+                **report,
             )
             sys.stderr.flush()
             exit_process(EXIT_RECOVERY_STALLED)

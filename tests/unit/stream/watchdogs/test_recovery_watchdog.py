@@ -15,6 +15,8 @@ from worker.settings import Settings
 from worker.stream.watchdogs.recovery import (
     EXIT_RECOVERY_STALLED,
     RecoveryStallDetector,
+    awaiting,
+    task_stacks,
     watch_recovery,
 )
 
@@ -136,3 +138,86 @@ async def test_the_stall_names_the_partitions_still_waited_on_and_how_far() -> N
         )
     (stalled,) = [e for e in logs if e["event"] == "recovery.stalled"]
     assert (stalled["waiting"], exits) == (["c[2] have None need 41"], [75])
+
+
+async def test_the_stall_says_what_each_task_awaits_down_to_the_blocked_call() -> None:
+    """The exit's line shows where delivery stopped: a task blocked in a channel's ``put``
+    (waiting for room that never comes) is named with its whole ``await`` chain."""
+
+    class Channel:
+        def __init__(self) -> None:
+            self.room = asyncio.Event()
+
+        async def put(self, value: object) -> None:
+            await self.room.wait()
+
+    async def deliver(channel: Channel) -> None:
+        await channel.put(b"draft")
+
+    channel = Channel()
+    blocked = asyncio.create_task(deliver(channel), name="conductor")
+    await asyncio.sleep(0)
+    try:
+        (line,) = [s for s in task_stacks() if s.startswith("conductor: ")]
+        frames = line.removeprefix("conductor: ").split(" > ")
+        assert [f.rsplit(" ", 1)[1] for f in frames[:3]] == ["deliver", "put", "wait"]
+        assert "test_recovery_watchdog.py:" in frames[0]
+    finally:
+        blocked.cancel()
+
+
+def test_awaiting_ends_at_what_is_not_a_coroutine() -> None:
+    async def waits(fut: asyncio.Future[None]) -> None:
+        await fut
+
+    loop = asyncio.new_event_loop()
+    try:
+        coro = waits(loop.create_future())
+        coro.send(None)  # runs up to the future, which suspends it
+        chain = awaiting(coro)
+        assert chain[0].endswith(" waits")
+        assert chain[-1].startswith("<")
+        coro.close()
+    finally:
+        loop.close()
+
+
+async def test_the_stall_line_carries_the_consumer_state_and_the_tasks() -> None:
+    late = TP(topic="c", partition=2)
+    recovery = SimpleNamespace(
+        in_recovery=True, active_offsets={late: -1}, active_highwaters={late: 41}
+    )
+    consumer = SimpleNamespace(
+        flow_active=True,
+        _active_partitions={late},
+        _paused_partitions=set(),
+        _read_offset={late: 7},
+        _unacked_messages=set(),
+        _thread=SimpleNamespace(_consumer=None),  # aiokafka's consumer not started
+    )
+    app = SimpleNamespace(
+        tables=SimpleNamespace(recovery=recovery, changelog_queue=SimpleNamespace(qsize=lambda: 0)),
+        consumer=consumer,
+        flow_control=SimpleNamespace(is_active=lambda: True),
+        rebalancing=False,
+        consumer_generation_id=3,
+    )
+    exits: list[int] = []
+    with capture_logs() as logs:
+        await asyncio.wait_for(
+            watch_recovery(
+                app,
+                Settings(recovery_stall_exit_s=0.05),
+                exit_process=exits.append,
+                interval_s=0.01,
+            ),
+            timeout=5,
+        )
+    (stalled,) = [e for e in logs if e["event"] == "recovery.stalled"]
+    assert stalled["waiting"] == ["c[2] have -1 need 41"]
+    assert stalled["state"]["flow_active"] is True
+    assert stalled["state"]["partitions"] == {
+        "c[2]": {"fetching": True, "paused": False, "read_offset": 7, "assigned": False}
+    }
+    assert isinstance(stalled["tasks"], list)
+    assert exits == [75]
