@@ -373,39 +373,6 @@ async def running(worker: WorkerProcess) -> AsyncIterator[tuple[WorkerProcess, B
         await worker.stop()
 
 
-#: The worker's exit code when its table recovery stalls (``worker.stream.watchdogs.recovery``).
-EXIT_TEMPFAIL = 75
-
-
-@contextlib.asynccontextmanager
-async def supervised(worker: WorkerProcess, *, poll_s: float = 0.25) -> AsyncIterator[list[int]]:
-    """Start ``worker`` again whenever it exits with code 75, as its supervisor would.
-
-    The deployment runs the worker under a supervisor that restarts it on failure
-    (``docs/decisions.md``: a stalled table recovery exits 75 for a fresh process to recover the
-    same table). Yields the list of exit codes that led to a restart; any other exit is left alone
-    (a crash stays visible to the test). Stops watching, not the worker, on leaving the block.
-    """
-    restarts: list[int] = []
-
-    async def watch() -> None:
-        while True:
-            await asyncio.sleep(poll_s)
-            proc = worker.process
-            if proc is not None and proc.poll() == EXIT_TEMPFAIL:
-                restarts.append(EXIT_TEMPFAIL)
-                worker.process = None
-                await worker.start()
-
-    task = asyncio.ensure_future(watch())
-    try:
-        yield restarts
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
 # --------------------------------------------------------------------------------------------------
 # Outage control
 

@@ -73,14 +73,13 @@ def waiting_partitions(recovery: Any) -> list[str]:
     how far from its end)."""
     highwaters = dict(getattr(recovery, "active_highwaters", {}) or {})
     offsets = dict(getattr(recovery, "active_offsets", {}) or {})
-    waiting = []
-    for tp, need in sorted(highwaters.items(), key=lambda item: str(item[0])):
-        have = offsets.get(tp)
-        if need is None or (have is not None and have >= need):
-            continue
-        name = f"{tp.topic}[{tp.partition}]" if hasattr(tp, "partition") else str(tp)
-        waiting.append(f"{name} have {have} need {need}")
-    return waiting
+    return [
+        f"{_name(tp)} have {offsets.get(tp)} need {highwaters[tp]}" for tp in waiting_tps(recovery)
+    ]
+
+
+def _name(tp: Any) -> str:
+    return f"{tp.topic}[{tp.partition}]" if hasattr(tp, "partition") else str(tp)
 
 
 def waiting_tps(recovery: Any) -> list[Any]:
