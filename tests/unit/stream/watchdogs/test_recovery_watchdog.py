@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from types import SimpleNamespace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
 from structlog.testing import capture_logs
@@ -106,6 +106,24 @@ async def test_a_failing_check_is_skipped_not_raised() -> None:
         await task
 
 
+async def stalled_line(app: object) -> tuple[dict[str, Any], list[int]]:
+    """The one ``recovery.stalled`` line the watchdog logs for ``app`` (stalled at once), and the
+    exit codes it asked for."""
+    exits: list[int] = []
+    with capture_logs() as logs:
+        await asyncio.wait_for(
+            watch_recovery(
+                app,
+                Settings(recovery_stall_exit_s=0.05),
+                exit_process=exits.append,
+                interval_s=0.01,
+            ),
+            timeout=5,
+        )
+    (stalled,) = [e for e in logs if e["event"] == "recovery.stalled"]
+    return stalled, exits
+
+
 class TP(NamedTuple):
     topic: str
     partition: int
@@ -125,18 +143,7 @@ async def test_the_stall_names_the_partitions_still_waited_on_and_how_far() -> N
         active_highwaters={late: 41, done: 9, unknown: None},
     )
     app = SimpleNamespace(tables=SimpleNamespace(recovery=recovery))
-    exits: list[int] = []
-    with capture_logs() as logs:
-        await asyncio.wait_for(
-            watch_recovery(
-                app,
-                Settings(recovery_stall_exit_s=0.05),
-                exit_process=exits.append,
-                interval_s=0.01,
-            ),
-            timeout=5,
-        )
-    (stalled,) = [e for e in logs if e["event"] == "recovery.stalled"]
+    stalled, exits = await stalled_line(app)
     assert (stalled["waiting"], exits) == (["c[2] have None need 41"], [75])
 
 
@@ -202,18 +209,7 @@ async def test_the_stall_line_carries_the_consumer_state_and_the_tasks() -> None
         rebalancing=False,
         consumer_generation_id=3,
     )
-    exits: list[int] = []
-    with capture_logs() as logs:
-        await asyncio.wait_for(
-            watch_recovery(
-                app,
-                Settings(recovery_stall_exit_s=0.05),
-                exit_process=exits.append,
-                interval_s=0.01,
-            ),
-            timeout=5,
-        )
-    (stalled,) = [e for e in logs if e["event"] == "recovery.stalled"]
+    stalled, exits = await stalled_line(app)
     assert stalled["waiting"] == ["c[2] have -1 need 41"]
     assert stalled["state"]["flow_active"] is True
     assert stalled["state"]["partitions"] == {
