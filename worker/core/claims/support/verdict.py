@@ -181,11 +181,7 @@ def supported_cited(
     texts, read = zip(*pairs, strict=True)
     text = _as_read(unit_text)
     findings: set[Finding] = set()
-    distinct = list(dict.fromkeys(tokens(text)))
-    words = index.words.of(distinct)
-    missing = frozenset(map(_CONTENT, words)) - _NO_STEM - index.union_stems(texts, read)
-    if missing and "(" in text:
-        missing = _not_defined(text, distinct, words, missing)
+    distinct, words, _, missing = _unit_words(text, texts, read, index)
     if missing and (_words_missing(distinct, words, missing, findings)[0] < WEAK_BELOW or findings):
         return False
     number_words = month = False
@@ -223,19 +219,12 @@ def _checked(
 ) -> tuple[SupportResult, frozenset[str]]:
     """``_check`` of a unit's text as read (``_as_read``), with its content stems."""
     findings: set[Finding] = set()
-    distinct = list(dict.fromkeys(tokens(text)))
-    words = index.words.of(distinct)
+    distinct, words, stems, missing = _unit_words(text, texts, read, index)
     number_words = month = negation = False
     if any(map(_MARKS, words)):
         number_words, month = any(map(_NUMBER, words)), any(map(_MONTH, words))
         negation = any(map(_NEGATION, words))
     missing_values = _missing_values(text, number_words, month, texts, index, findings)
-    # Content words by C-level ``map``: most units have every stem in a source, and then
-    # nothing more is read of them.
-    stems = frozenset(map(_CONTENT, words)) - _NO_STEM
-    missing = stems - index.union_stems(texts, read)
-    if missing and "(" in text:
-        missing = _not_defined(text, distinct, words, missing)
     if missing:
         score, missing_words = _words_missing(distinct, words, missing, findings)
     else:
@@ -265,6 +254,22 @@ def _checked(
         ),
     )
     return result, stems
+
+
+def _unit_words(
+    text: str, texts: Sequence[SourceText], read: Sequence[SourceRead], index: SourceIndex
+) -> tuple[list[str], Sequence[Word], frozenset[str], frozenset[str]]:
+    """A unit's distinct spellings, their words, its content stems, and the stems no cited source
+    has less the acronyms it defines (``_not_defined``): what both the whole check and rule 5's
+    question (``supported_cited``) read first. Content words by C-level ``map``: most units
+    have every stem in a source, and then nothing more is read of them."""
+    distinct = list(dict.fromkeys(tokens(text)))
+    words = index.words.of(distinct)
+    stems = frozenset(map(_CONTENT, words)) - _NO_STEM
+    missing = stems - index.union_stems(texts, read)
+    if missing and "(" in text:
+        missing = _not_defined(text, distinct, words, missing)
+    return distinct, words, stems, missing
 
 
 def _not_defined(
