@@ -155,8 +155,20 @@ def value_spans(text: str) -> list[str]:
     code before it): a unit whose every span is some cited source's too, and that names no
     month and no number in words, reads its values as that source does (the same characters
     after each number, a sign or currency glued to it), so its values need no reading
-    (``verdict.py``). Anything else is read by the grammar."""
-    return _SPAN.findall(text)
+    (``verdict.py``). Anything else is read by the grammar.
+
+    The search starts at the first digit's token (most of a unit has none): no span can start
+    before it but its currency code, four characters back, and the look-behind still sees the
+    text before the start."""
+    first = _ONE_DIGIT.search(text)
+    if first is None:
+        return []
+    at = first.start()
+    space = text.rfind(" ", 0, at)
+    token = text[space + 1 : at]
+    if token and token.split() != [token]:
+        return _SPAN.findall(text)  # other whitespace inside: from the start
+    return _SPAN.findall(text, max(0, space - 3))
 
 
 def unit_values(text: str, number_words: bool) -> list[Value]:

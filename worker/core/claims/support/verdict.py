@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from itertools import filterfalse
+from itertools import filterfalse, islice
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -154,7 +154,7 @@ def check_cited(
     if memo is None:
         return _check(unit_text, texts, read, index, words_accuse)
     text = _as_read(unit_text)
-    key = (text, tuple(s.text for s in texts), words_accuse)
+    key = (text, tuple(map(_TEXT, texts)), words_accuse)
     found = memo.get(key)
     if found is None:
         found = memo[key] = _checked(text, texts, read, index, words_accuse)
@@ -303,11 +303,16 @@ def _words_missing(
     # Summed in the unit's order, never a set's (whose order varies by process).
     kept = sum(map(weight.__getitem__, filterfalse(missing.__contains__, weight)))
     score = 1.0 if total <= 0.0 else round(kept / total, 3)
-    # The head of a unit is capitalised anyway: a name there only if rare.
-    names = set(map(_NAME_MID, words[1:]))
-    names.add(words[0].name_head)
-    capitals = set(map(_CAPITAL, words[1:]))
-    if len(names & missing) >= MIN_NAMES or len(capitals & missing) >= MIN_CAPITALS:
+    # The head of a unit is capitalised anyway: a name there only if rare. (``intersection``
+    # of an iterable builds no set of the unit's names: only the missing are looked up.)
+    # The head of a unit is capitalised anyway: a name there only if rare. (``intersection``
+    # of an iterable looks up the unit's words without building a set of them.)
+    names = missing.intersection(map(_NAME_MID, islice(words, 1, None)))
+    head = words[0].name_head
+    if (
+        len(names) + (head in missing and head not in names) >= MIN_NAMES
+        or len(missing.intersection(map(_CAPITAL, islice(words, 1, None)))) >= MIN_CAPITALS
+    ):
         findings.add(Finding.NAME)
     # A short unit is judged on coverage only when none of its words is in a source: words only
     # a hidden source supports fail beside a visible citation (rule 6b), however few.
@@ -316,10 +321,11 @@ def _words_missing(
             findings.add(Finding.VERY_LOW)
         elif score < LOW_COVERAGE_BELOW:
             findings.add(Finding.COVERAGE)
-    # Each missing stem once, as the unit first spells it (the first of its spellings wins in a
-    # dict filled from the last), in the order the unit first has it (``weight``'s).
-    first = dict(zip(reversed(contents), reversed(distinct), strict=True))
-    return score, tuple(map(first.__getitem__, filter(missing.__contains__, weight)))
+    # Each missing stem once, as the unit first spells it (``list.index``: its first word with
+    # that stem), in the order the unit first has it (``weight``'s).
+    return score, tuple(
+        map(distinct.__getitem__, map(contents.index, filter(missing.__contains__, weight)))
+    )
 
 
 _CONTENT, _WEIGHT, _NAME_MID, _CAPITAL = (
@@ -334,6 +340,8 @@ _MARKS, _NUMBER, _MONTH, _NEGATION = (
     attrgetter("month"),
     attrgetter("negation"),
 )
+#: A source's text (``SourceText.text``), by C-level ``map``.
+_TEXT = attrgetter("text")
 #: ``tuple.__new__``: a NamedTuple from all its fields without its Python ``__new__``.
 _new = tuple.__new__
 
