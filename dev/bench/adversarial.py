@@ -18,9 +18,10 @@ The collector runs as in production by default (``--gc worker``): the worker col
 freezes its start-up heap once (``worker/stream/processing/collector.py``) and turns automatic
 collection off while a batch is decided (``GW_GC_PAUSED_IN_BATCH``, on by default) and while a
 look-ahead admits the next batch's records (``worker/stream/intake/lookahead.py``), so
-``admit`` and ``judge`` both run with it off. ``--gc paused`` decides as ``check`` does (the
-same: off for both, the start-up heap frozen), ``--gc on`` shows CPython's collector
-untouched. The last line says which. Not a test: timings depend on the machine, and on a shared
+``admit`` and ``judge`` both run with it off; ``check`` decides the same way. ``--gc on`` shows
+CPython's collector untouched. ``--gc paused`` (``check``'s way, once apart from the worker's)
+is now the same as ``worker`` and kept only as a deprecated alias of it. The last line says
+which mode ran. Not a test: timings depend on the machine, and on a shared
 one CPU time is the figure to read, not wall time.
 """
 
@@ -413,16 +414,19 @@ def draft(shape: Shape | Callable[[], Iterator[str]], size: int, *, unique: bool
 
 #: What each ``--gc`` mode does around a draft's decision.
 GC_MODES = {
-    "worker": "as the worker runs (GW_GC_PAUSED_IN_BATCH=true): start-up heap collected and "
-    "frozen once; no automatic collection in admit or judge (inside a batch, or a look-ahead's "
-    "step)",
-    "paused": "start-up heap frozen; no automatic collection in admit or judge (as check decides)",
+    "worker": "as the worker runs (GW_GC_PAUSED_IN_BATCH=true) and as check decides: start-up "
+    "heap collected and frozen once; no automatic collection in admit or judge (inside a batch, "
+    "or a look-ahead's step)",
     "on": "CPython's collector as is, nothing frozen",
 }
 
+#: Former ``--gc`` modes, still accepted: the mode each now runs. ``paused`` (``check``'s way)
+#: became the same as ``worker`` once the look-ahead paused the collector too.
+GC_ALIASES = {"paused": "worker"}
+
 
 def decide(
-    value: bytes, records: dict[CitationRef, EvidenceRecord], collector: str = "paused"
+    value: bytes, records: dict[CitationRef, EvidenceRecord], collector: str = "worker"
 ) -> str:
     """The core's whole decision on one record value, as the worker and ``check`` make it, with
     the collector as ``collector`` says (``GC_MODES``)."""
@@ -453,9 +457,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=float, default=1.0, help="CPU seconds allowed per draft")
     parser.add_argument(
         "--gc",
-        choices=tuple(GC_MODES),
+        choices=(*GC_MODES, *GC_ALIASES),
         default="worker",
-        help="; ".join(f"{mode}: {what}" for mode, what in GC_MODES.items()),
+        help="; ".join(
+            [f"{mode}: {what}" for mode, what in GC_MODES.items()]
+            + [f"{alias}: deprecated, the same as {mode}" for alias, mode in GC_ALIASES.items()]
+        ),
     )
     parser.add_argument(
         "--distinct",
@@ -464,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
         "what a per-draft memo of repeated units cannot answer",
     )
     args = parser.parse_args(argv)
+    if args.gc in GC_ALIASES:
+        print(f"--gc {args.gc} is deprecated: it runs --gc {GC_ALIASES[args.gc]}", file=sys.stderr)
+        args.gc = GC_ALIASES[args.gc]
     sizes = [float(s) for s in args.sizes.split(",")]
     shapes = {name: shape_of(name) for name in args.shapes.split(",")}
     corpora = {source: corpus(source) for source in {shape.source for shape in shapes.values()}}

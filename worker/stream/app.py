@@ -139,9 +139,12 @@ class _Adapters:
         ]
 
     async def open(
-        self, resources: AsyncExitStack, publisher: ProducerPublisher
+        self, resources: AsyncExitStack, publisher: ProducerPublisher, collector: BatchCollector
     ) -> tuple[BatchProcessor, OffsetProbe | None]:
-        """The pipeline over the evidence adapters, and the offset probe (if the broker answers)."""
+        """The pipeline over the evidence adapters, and the offset probe (if the broker answers).
+
+        ``collector`` is the loop's (:class:`DraftLoop` hands it over): the look-ahead pauses it.
+        """
         evidence = await _open_evidence(resources, self.settings, self.evidence_factory)
         probe = await _open_probe(resources, self.settings)
         processor = BatchProcessor(
@@ -155,6 +158,7 @@ class _Adapters:
             clock=self.clock,
             also_publish=self.changelog_records,
             spans=spans_for(self.settings),
+            collector=collector,
         )
         resources.callback(processor.close)
         return processor, probe

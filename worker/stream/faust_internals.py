@@ -46,7 +46,8 @@ missing attribute, so an upgrade re-reads them here before anything else changes
   partition recovery waits on (``Consumer._active_partitions``, ``_paused_partitions``,
   ``_read_offset``, ``_unacked_messages``, ``ThreadDelegateConsumer._thread``,
   ``AIOKafkaConsumerThread._consumer``, aiokafka's ``_subscription``, ``_fetcher`` and
-  ``_records``), so that the one log line before the exit says where delivery stopped.
+  ``_records``), so that the one log line before the exit says where delivery stopped. Its
+  partitions are named by ``partition_name``, as the watchdog's ``waiting`` lines are.
 - **The RocksDB store by partition** (``RocksPartitions``): Faust's store picks a partition's
   database from the *current event*, which in a batch is another record's; the turn table goes
   through the store's own helpers instead (``_get_bucket_for_key``, ``_key_index``,
@@ -222,6 +223,15 @@ class RocksPartitions:
         return list(self._store._iteritems())
 
 
+def partition_name(tp: Any) -> str:
+    """A changelog partition as the stall report names it, ``topic[partition]`` (anything
+    without a partition: its ``str``). The one place of that format: the keys of
+    :func:`recovery_state` and the recovery watchdog's ``waiting`` lines
+    (``worker.stream.watchdogs.recovery``) must name a partition alike, so that on-call can match
+    the two fields of the one log line."""
+    return f"{tp.topic}[{tp.partition}]" if hasattr(tp, "partition") else str(tp)
+
+
 def recovery_state(app: Any, tps: Iterable[Any]) -> dict[str, Any]:
     """The consumer's delivery, and each of ``tps`` (changelog partitions) as Faust's consumer and
     aiokafka's fetcher hold it: read-only, for the stall report (never raises past a field)."""
@@ -260,6 +270,6 @@ def recovery_state(app: Any, tps: Iterable[Any]) -> dict[str, Any]:
             entry["buffered"] = aiotp in records
         else:
             entry["assigned"] = False
-        partitions[f"{tp.topic}[{tp.partition}]"] = entry
+        partitions[partition_name(tp)] = entry
     state["partitions"] = partitions
     return state

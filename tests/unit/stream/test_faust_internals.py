@@ -29,6 +29,7 @@ from worker.stream.faust_internals import (
     FAUST_VERSION_READ,
     UndecodedTopic,
     WorkerTransport,
+    partition_name,
     recovery_state,
 )
 
@@ -232,6 +233,13 @@ async def test_a_fetch_hands_out_the_partitions_faust_has_active(tmp_path: Path)
     tp = faust.types.TP("turns-changelog", 2)
     records, position = await handed_out({tp}, tmp_path)
     assert (list(records.values()), position) == ([list(range(10))], 10)
+
+
+def test_a_changelog_partition_is_named_topic_and_partition_in_brackets() -> None:
+    """The one format of a partition's name in the stall line: the keys of ``recovery_state``
+    and the watchdog's ``waiting`` lines (``test_recovery_watchdog``) both go through it."""
+    assert partition_name(faust.types.TP("turns-changelog", 2)) == "turns-changelog[2]"
+    assert partition_name(TopicPartition("turns-changelog", 0)) == "turns-changelog[0]"
 
 
 async def test_the_stall_report_reads_a_real_consumer_and_its_fetcher(tmp_path: Path) -> None:

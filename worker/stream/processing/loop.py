@@ -104,7 +104,8 @@ class DueControls(Protocol):
 
 
 #: Opens the adapters on the first batch: the pipeline, and the offset probe if the broker answers.
-OpenAdapters = Callable[[], Awaitable[tuple[Processor, StartOffsets | None]]]
+#: It is handed the loop's collector, which the pipeline's look-ahead pauses too (one owner).
+OpenAdapters = Callable[[BatchCollector], Awaitable[tuple[Processor, StartOffsets | None]]]
 
 
 @dataclass
@@ -161,7 +162,7 @@ class DraftLoop:
         state.busy = True
         started = self._monotonic()
         if self._processor is None:
-            self._processor, self._probe = await self._open()
+            self._processor, self._probe = await self._open(self._collector)
             self._collector.settle()
         try:
             admitted = await self._in_order(batch, intake)

@@ -78,6 +78,7 @@ class BatchProcessor:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         also_publish: Callable[[], Sequence[OutRecord]] | None = None,
         spans: Spans | None = None,
+        collector: BatchCollector | None = None,
     ) -> None:
         self._settings = settings
         #: OpenTelemetry spans (``worker/runtime/spans.py``), or ``None`` when they are off.
@@ -87,10 +88,13 @@ class BatchProcessor:
         self._resolver = BatchResolver(evidence=evidence, settings=settings, metrics=metrics)
         self._turns = turns
         self._publisher = publisher
+        #: Each step of a look-ahead's admission pauses the collector the loop pauses each batch
+        #: with (the loop's own, handed over when it opens this pipeline; none: no pausing), so
+        #: ``GW_GC_PAUSED_IN_BATCH`` has one owner.
         self._lookahead: Lookahead[Planned] = Lookahead(
             self._plan,
             self._resolve_ahead,
-            paused=BatchCollector(enabled=settings.gc_paused_in_batch).paused,
+            paused=(collector or BatchCollector(enabled=False)).paused,
         )
         self._policies = policies
         self._metrics = metrics

@@ -28,7 +28,7 @@ from typing import Any
 import structlog
 
 from worker.settings import Settings
-from worker.stream.faust_internals import recovery_state
+from worker.stream.faust_internals import partition_name, recovery_state
 
 log = structlog.get_logger("worker.recovery_watchdog")
 
@@ -74,12 +74,9 @@ def waiting_partitions(recovery: Any) -> list[str]:
     highwaters = dict(getattr(recovery, "active_highwaters", {}) or {})
     offsets = dict(getattr(recovery, "active_offsets", {}) or {})
     return [
-        f"{_name(tp)} have {offsets.get(tp)} need {highwaters[tp]}" for tp in waiting_tps(recovery)
+        f"{partition_name(tp)} have {offsets.get(tp)} need {highwaters[tp]}"
+        for tp in waiting_tps(recovery)
     ]
-
-
-def _name(tp: Any) -> str:
-    return f"{tp.topic}[{tp.partition}]" if hasattr(tp, "partition") else str(tp)
 
 
 def waiting_tps(recovery: Any) -> list[Any]:

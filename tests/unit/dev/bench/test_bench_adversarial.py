@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from dev.bench.adversarial import GC_MODES, LONG_SOURCE, NUMBERS_SOURCE, draft, shape_of
+from dev.bench.adversarial import GC_ALIASES, GC_MODES, LONG_SOURCE, NUMBERS_SOURCE, draft, shape_of
 from worker.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -74,6 +74,37 @@ def test_the_collector_runs_as_the_worker_runs_it() -> None:
     (``worker/stream/processing/collector.py``, on by default); the bench's default mode says so."""
     assert Settings.model_fields["gc_paused_in_batch"].default is True
     assert GC_MODES["worker"].startswith("as the worker runs (GW_GC_PAUSED_IN_BATCH=true)")
+
+
+def test_the_worker_and_check_are_one_mode_and_paused_is_its_alias() -> None:
+    """The look-ahead pauses the collector too, so the worker admits and judges with it off,
+    as ``check`` does: one mode, ``worker``; ``--gc paused`` runs it (deprecated, says so)."""
+    assert tuple(GC_MODES) == ("worker", "on")
+    assert "as check decides" in GC_MODES["worker"]
+    assert GC_ALIASES == {"paused": "worker"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dev.bench.adversarial",
+            "--sizes",
+            "0.004",
+            "--shapes",
+            "a.-runs",
+            "--limit",
+            "1000",
+            "--gc",
+            "paused",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "--gc paused is deprecated: it runs --gc worker" in done.stderr
+    assert f"; gc worker: {GC_MODES['worker']}; " in done.stdout.splitlines()[-1]
 
 
 @pytest.mark.parametrize(

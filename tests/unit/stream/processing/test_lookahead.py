@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from test_pipeline import GOOD, RECORDS, DownStore, processor, rec
 
@@ -131,3 +132,28 @@ async def test_a_look_ahead_admits_with_automatic_collection_off_when_no_batch_i
     ahead.start([first, second])
     assert await ahead.claim([first]) is not None
     assert (seen, gc.isenabled()) == ([False, False, True], True)
+
+
+class CountingCollector(BatchCollector):
+    """A collector that counts the pauses asked of it (and pauses nothing)."""
+
+    def __init__(self) -> None:
+        super().__init__(enabled=False)
+        self.pauses = 0
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        self.pauses += 1
+        yield
+
+
+async def test_the_pipelines_look_ahead_pauses_the_collector_it_is_handed() -> None:
+    """The loop hands the pipeline its own collector (``test_loop``); the look-ahead pauses that
+    one, not one built from the settings beside it (``GW_GC_PAUSED_IN_BATCH`` has one owner)."""
+    collector = CountingCollector()
+    proc, _, sent = processor(InMemoryEvidenceStore(RECORDS), collector=collector)
+    first = rec("t-1", GOOD)
+    proc.look_ahead([first])
+    await proc.process([first])
+    assert collector.pauses == 1  # one chunk of admission
+    assert [v["turn_id"] for v in sent.on("validated")] == ["t-1"]

@@ -97,6 +97,8 @@ class Harness:
         self.probe = probe or Probe()
         self.intake = Intake()
         self.opened = 0
+        #: The collector the loop handed to each opening of the adapters.
+        self.handed: list[BatchCollector] = []
         self.state = LoopState(started=0.0)
         self.metrics = Metrics()
         self.loop = DraftLoop(
@@ -109,8 +111,9 @@ class Harness:
             look_ahead=look_ahead,
         )
 
-    async def open(self) -> tuple[BatchProcessor, StartOffsets | None]:
+    async def open(self, collector: BatchCollector) -> tuple[BatchProcessor, StartOffsets | None]:
         self.opened += 1
+        self.handed.append(collector)
         return self.proc, self.probe
 
     async def take(self, *batch: Incoming) -> None:
@@ -174,6 +177,17 @@ async def test_batches_run_with_the_collector_paused_and_the_start_up_heap_froze
     assert h.decided() == [b"t-1", b"t-2"]
     assert collecting_at_send
     assert not any(collecting_at_send)
+
+
+async def test_the_adapters_are_opened_with_the_collector_the_batches_pause() -> None:
+    """One owner of ``GW_GC_PAUSED_IN_BATCH``: the pipeline's look-ahead is handed the loop's
+    collector, not one of its own (``test_lookahead``: it pauses the one handed over)."""
+    collector = BatchCollector(enabled=True)
+    h = harness(collector=collector)
+    await h.take(at(rec("t-1", GOOD), 0))
+    await h.take(at(rec("t-2", GOOD), 1))
+    assert len(h.handed) == 1
+    assert h.handed[0] is collector
 
 
 async def test_the_first_batch_opens_the_adapters_once_and_every_batch_is_counted() -> None:

@@ -24,6 +24,7 @@ from worker.faults import MalformedEvidence, StoreUnavailable
 from worker.runtime.metrics import Metrics
 from worker.settings import Settings
 from worker.stream.memory import MemoryPublisher, MemoryTurns
+from worker.stream.processing.collector import BatchCollector
 from worker.stream.processing.pipeline import BatchProcessor
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
@@ -97,7 +98,11 @@ def settings(**overrides: Any) -> Settings:
 
 
 def processor(
-    evidence: Any, turns: MemoryTurns | None = None, **overrides: Any
+    evidence: Any,
+    turns: MemoryTurns | None = None,
+    *,
+    collector: BatchCollector | None = None,
+    **overrides: Any,
 ) -> tuple[BatchProcessor, MemoryTurns, Sent]:
     turns = turns or MemoryTurns()
     sent = Sent()
@@ -110,6 +115,7 @@ def processor(
         metrics=Metrics(),
         worker_version="test",
         clock=lambda: NOW,
+        collector=collector,
     )
     return proc, turns, sent
 
