@@ -161,6 +161,7 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
     else:
         lo = hi = -1
     search_stop = STOP_RE.search
+    no_words = NO_WORDS_RE.fullmatch
     #: The text the stops are searched in: ``m``, or where a terminator is followed by a quote
     #: mark and no space, ``m`` with every quote mark that closes no quotation read as ``'`` (so
     #: the search skips those in C: ``!"!"…`` has one per two characters).
@@ -306,10 +307,11 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
             else:
                 if label >= 0:
                     start, label = label, -1
-                if m[start].isalnum():  # a sentence (``_emit``'s first test, without a call)
-                    out.append((start, end, assertion))
+                if m[start].isalnum() or no_words(m, start, end) is None:
+                    out.append((start, end, assertion))  # a sentence (``_emit``, without a call:
+                    # one a sentence where each opens with a parenthesis or a quotation mark)
                 else:
-                    _emit(m, out, start, end, assertion)
+                    _emit(m, out, start, end, assertion)  # a fragment without words
             break
         if first_only and out and out[-1][2]:
             return out
