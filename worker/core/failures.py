@@ -45,7 +45,16 @@ class Failure(BaseModel):
 
 
 _object_new = object.__new__
-_set = object.__setattr__
+# The setters of ``BaseModel``'s slots, called directly: ``object.__setattr__`` looks each name
+# up on the class first (a draft of many uncited sentences builds one ``Failure`` per sentence).
+_slots = vars(BaseModel)
+_set_dict = _slots["__dict__"].__set__
+_set_fields = _slots["__pydantic_fields_set__"].__set__
+_set_extra = _slots["__pydantic_extra__"].__set__
+_set_private = _slots["__pydantic_private__"].__set__
+#: The fields ``checked_failure`` sets, one set for every such failure: a frozen model's
+#: ``__setattr__`` raises before it would add to it, and pydantic's copies copy it.
+_CODE_PATH_DETAIL = {"code", "path", "detail"}
 
 
 def checked_failure(code: FailureCode, path: str, detail: str) -> Failure:
@@ -53,12 +62,11 @@ def checked_failure(code: FailureCode, path: str, detail: str) -> Failure:
     built without running the validator: equal to it, the same fields set (a draft of many
     uncited sentences builds one per sentence)."""
     failure = _object_new(Failure)
-    _set(
+    _set_dict(
         failure,
-        "__dict__",
         {"code": code, "path": path, "citation": None, "detail": detail, "raw_excerpt": None},
     )
-    _set(failure, "__pydantic_fields_set__", {"code", "path", "detail"})
-    _set(failure, "__pydantic_extra__", None)
-    _set(failure, "__pydantic_private__", None)
+    _set_fields(failure, _CODE_PATH_DETAIL)
+    _set_extra(failure, None)
+    _set_private(failure, None)
     return failure

@@ -10,9 +10,11 @@ import random
 from typing import Any
 from unittest.mock import patch
 
+import pytest
 from fixtures import ALICE, BOB, NOW, lookup, make_draft, to_json_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 from random_outputs import output
 
 from worker.core import verdict
@@ -23,6 +25,7 @@ from worker.core.claims import redacted as claim_status
 from worker.core.claims.policy import LostSupportPolicy, TenantPolicy
 from worker.core.claims.redacted import hidden_places, redact_output
 from worker.core.contract import LedgerOutcome
+from worker.core.failures import Failure, FailureCode, checked_failure
 from worker.core.messages.models import (
     CitationKey,
     CitationOut,
@@ -191,3 +194,25 @@ def test_hidden_tokens_cut_by_the_pattern_are_the_scanned_ones(
     assert claim_status.remove_hidden(text, claim_status.hidden_of(refs)) == remove_tokens(
         text, refs
     )
+
+
+def test_checked_failure_is_the_validated_failure_and_its_fields_set_stays_its_own() -> None:
+    """``checked_failure`` (slots set directly, one fields-set shared by every such failure)
+    against pydantic's own construction: equal, the same dumps, and a copy or a refused
+    assignment leaves the shared set as it was."""
+    code = FailureCode.UNCITED_CLAIM
+    built = checked_failure(code, "answer_markdown", "assertion sentence 1 has no citation")
+    other = checked_failure(code, "claims[0]", "an assertion without any citation")
+    plain = Failure(
+        code=code, path="answer_markdown", detail="assertion sentence 1 has no citation"
+    )
+    assert built == plain
+    assert repr(built) == repr(plain)
+    assert built.model_dump() == plain.model_dump()
+    assert built.model_dump_json(exclude_unset=True) == plain.model_dump_json(exclude_unset=True)
+    assert built.model_fields_set == plain.model_fields_set == {"code", "path", "detail"}
+    copied = built.model_copy(update={"citation": "OBS-1"})
+    assert copied.model_fields_set == {"code", "path", "detail", "citation"}
+    with pytest.raises(ValidationError):
+        other.citation = "OBS-2"  # type: ignore[misc]
+    assert built.model_fields_set == other.model_fields_set == {"code", "path", "detail"}

@@ -161,6 +161,7 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
     else:
         lo = hi = -1
     search_stop = STOP_RE.search
+    no_words = NO_WORDS_RE.fullmatch
     #: The text the stops are searched in: ``m``, or where a terminator is followed by a quote
     #: mark and no space, ``m`` with every quote mark that closes no quotation read as ``'`` (so
     #: the search skips those in C: ``!"!"…`` has one per two characters).
@@ -186,19 +187,34 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
                 break
             pos = found.start()
         start = pos
-        if (
-            m[pos] in LOWER
-            and (m[pos + 1 : pos + 2] == "." or m[pos] in "ivx")  # cheap tests first (a
-            and "[" not in m[pos + 2 : pos + 7]  # token after it: the stop ends the sentence)
-            and (enumerator := OPENING_ENUMERATOR_RE.match(m, pos)) is not None
-            and (word := enumerator.group()) in ENUMERATORS
-            and word not in LISTED
-            and not lo < (dot := enumerator.end()) < hi
-            and (not pos or m[pos - 1].isspace())
-        ):
-            # The stop at its ``.`` would end nothing (an enumerator opening the sentence, as
+        if (c := m[pos]) in LOWER:
+            # The stop at the ``.`` of an enumerator opening the sentence would end nothing (as
             # below): the search starts past it (``a. a. a.``: one stop a sentence, not two).
-            pos = dot + 1
+            if m[pos + 1 : pos + 2] == ".":
+                # One letter: ``OPENING_ENUMERATOR_RE``'s test without the pattern (a call per
+                # sentence of ``a. a. a.``) where what follows the whitespace after the ``.`` is
+                # within the five characters read, and so is no ``[`` (a token after it: the
+                # stop ends the sentence).
+                after = m[pos + 2 : pos + 7]
+                if (
+                    "[" not in after
+                    and after[:1].isspace()
+                    and c not in LISTED
+                    and (not after.isspace() or OPENING_ENUMERATOR_RE.match(m, pos) is not None)
+                    and not lo < pos + 1 < hi
+                    and (not pos or m[pos - 1].isspace())
+                ):
+                    pos += 2
+            elif (
+                c in "ivx"  # cheap tests first (a token after it: the stop ends the sentence)
+                and "[" not in m[pos + 2 : pos + 7]
+                and (enumerator := OPENING_ENUMERATOR_RE.match(m, pos)) is not None
+                and (word := enumerator.group()) in ENUMERATORS
+                and word not in LISTED
+                and not lo < (dot := enumerator.end()) < hi
+                and (not pos or m[pos - 1].isspace())
+            ):
+                pos = dot + 1
         while True:
             stop = search_stop(text, pos)
             if stop is None:
@@ -291,10 +307,11 @@ def _split(  # noqa: PLR0915 -- one loop over the stops, inlined: a call per sto
             else:
                 if label >= 0:
                     start, label = label, -1
-                if m[start].isalnum():  # a sentence (``_emit``'s first test, without a call)
-                    out.append((start, end, assertion))
+                if m[start].isalnum() or no_words(m, start, end) is None:
+                    out.append((start, end, assertion))  # a sentence (``_emit``, without a call:
+                    # one a sentence where each opens with a parenthesis or a quotation mark)
                 else:
-                    _emit(m, out, start, end, assertion)
+                    _emit(m, out, start, end, assertion)  # a fragment without words
             break
         if first_only and out and out[-1][2]:
             return out

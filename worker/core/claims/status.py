@@ -105,13 +105,14 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
     sources: Mapping[CitationRef, str] | None = None,
     index: SourceIndex | None = None,
 ) -> tuple[list[UnitVerdict], WireParts, bool, Support]:
-    """Rule 7 in one pass over the units: the verdict of each unit that is not cited (a unit
-    with a resolved ref is cited: no ``unit_status``, and nothing for ``redact_output`` to do
-    there); ``uncited_claim`` and ``unsupported_answer`` per unit; the published claims in their
-    wire form (cited and hedged units, omitted ones absent; a cited unit's text without its
-    hidden tokens, its citations the resolved refs' ``CitationKey``s, ``resolved``'s values);
-    whether any unit was refused; and rule 6b, the support of every cited unit by the texts of
-    its resolved refs (``sources``: the text each resolved ref is checked against), with
+    """Rule 7 in one pass over the units: the verdict of each unit that is neither cited nor
+    uncited (a unit with a resolved ref is cited: no ``unit_status``; one with no ref at all is
+    uncited; ``redact_output``, the one reader of the verdicts, does nothing with either);
+    ``uncited_claim`` and ``unsupported_answer`` per unit; the published claims in their wire
+    form (cited and hedged units, omitted ones absent; a cited unit's text without its hidden
+    tokens, its citations the resolved refs' ``CitationKey``s, ``resolved``'s values); whether
+    any unit was refused; and rule 6b, the support of every cited unit by the texts of its
+    resolved refs (``sources``: the text each resolved ref is checked against), with
     ``unsupported_claim`` under the policy ``enforce``."""
     hedged_status = UnitStatus.HEDGED
     cited_claim = GroundingStatus.CITED
@@ -135,13 +136,12 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
         reading = _reading(index, sources)
     checking = reading  # made on first need where the policy turns the check off
     memo = _DraftMemo(hidden)  # each distinct unit text read once
-    uncited = UnitStatus.UNCITED
     uncited_claim = FailureCode.UNCITED_CLAIM
     sentence = UnitKind.SENTENCE
     for position, unit in enumerate(units):
         refs = unit.refs
-        if not refs:  # no citation at all (most units of a long uncited draft): as below, sooner
-            verdicts.append(_new(UnitVerdict, (unit, uncited)))
+        if not refs:  # no citation at all (most units of a long uncited draft): its failure,
+            # and no verdict (``UNCITED``: redaction does nothing with it)
             failures.append(
                 checked_failure(
                     uncited_claim,
