@@ -17,8 +17,14 @@ from hypothesis import strategies as st
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind
 from worker.core.claims.support import Finding, SourceIndex, SourceText, check_support
-from worker.core.claims.support.scan import _spaced_plain, source_keys, unit_values, visible
-from worker.core.claims.support.values import read_at
+from worker.core.claims.support.scan import (
+    _plain,
+    _spaced_plain,
+    source_keys,
+    unit_values,
+    visible,
+)
+from worker.core.claims.support.values import integer_key, read_at
 
 A = CitationRef(EvidenceKind.OBS, 1)
 
@@ -53,6 +59,9 @@ SAME = [
     ("twenty-five vessels", "25 vessels"),
     ("two million", "2,000,000"),
     ("50%", "half"),
+    ("١٠٠ vessels", "100 vessels"),  # Arabic-Indic digits are the same digits
+    ("opened (May 7, 2019) and", "opened on May 7, 2019 and"),
+    ("3 100-metre races", "three 100-metre races"),  # spaced groups: every part at once
     # A fraction in words is the fraction (``two thirds`` is 2/3, never 2) and its percentage.
     ("two thirds of the houses", "two-thirds of the houses"),
     ("one-third of the seats", "a third of the seats"),
@@ -140,6 +149,13 @@ OTHER = [
     ("half", "40%", "half"),
     ("3rd", "4th", "3rd"),
     ("version 2.3.1", "version 2.3.0", "2.3.1"),
+    # Read as the grammar reads them wherever they stand, never by their neighbours' spelling:
+    # a spaced currency, a date in parentheses, a number of spaced groups (not one group alone).
+    ("cost $ 5 in total", "cost € 5 in total", "$ 5"),
+    ("cost $ 5, they said", "cost € 5, they said", "$ 5"),
+    ("cost USD 5, they said", "cost EUR 5, they said", "USD 5"),
+    ("opened (May 7, 2019) and", "opened (May 8, 2019) and", "May 7, 2019"),
+    ("a fee of 1 281 000 dollars", "a fee of 1 281 dollars", "1 281 000 dollars"),
 ]
 
 
@@ -252,3 +268,35 @@ def test_the_short_cut_for_an_integer_before_a_closing_mark_reads_as_the_grammar
 def test_the_short_cut_leaves_the_rest_to_the_grammar(text: str, applies: bool) -> None:
     run = list(re.finditer(r"\d+", text))[-1]
     assert (_spaced_plain(text, run.start(), run.end()) is not None) is applies
+
+
+def test_a_spaced_range_of_years_is_read_with_its_century() -> None:
+    assert missing("In 2018 – 19 it grew", "In 1918 – 19 it grew") == ("2018", "19")
+    assert missing("In 2018 – 19 it grew", "In 2018–19 it grew") == ()
+
+
+_CONTEXT = st.lists(
+    st.sampled_from(
+        [*_PIECE_LIST.split("|"), "USD", "US$", "£", "¥", "₹", "No.", "May", "Sept.", "(", "\n"]
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=scaled(1000), deadline=None)
+@given(_CONTEXT, st.sampled_from(["7", "07", "12", "2026", "١٠"]), _CONTEXT)
+def test_the_short_cut_for_an_integer_alone_reads_as_the_grammar(
+    head: str, digits: str, tail: str
+) -> None:
+    """``scan``'s short cut for an integer alone (``_plain``: no reading made for it) applies
+    only where ``read_at`` reads just that integer: a currency, capital, month, sign or range
+    dash before it, or a suffix after it, leaves it to the grammar (``$ 5,`` is five dollars,
+    ``(May 7,`` a date)."""
+    text = head + digits + tail
+    for run in re.finditer(r"\d+", text):
+        if _plain(text, run.start(), run.end()):
+            reading = read_at(text, run.start(), run.end())
+            key = integer_key(run.group())
+            assert reading is not None, text
+            assert reading.found_by == (("n", key, "*"), ("abs", key, "*")), text
+            assert reading.gives == (("n", key, ""), ("n", key, "*")), text

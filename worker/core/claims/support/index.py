@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from worker.core.citations.evidence import CitationRef
 from worker.core.claims.support.dates import Key
-from worker.core.claims.support.scan import source_keys, value_spans, visible
+from worker.core.claims.support.scan import source_keys, visible
 from worker.core.claims.support.words import Words, negates, tokens
 
 __all__ = ["Cited", "SourceIndex", "SourceRead", "SourceText"]
@@ -51,9 +51,7 @@ class SourceIndex:
     __slots__ = (
         "_keys",
         "_read",
-        "_spans",
         "_union_keys",
-        "_union_spans",
         "_union_stems",
         "words",
     )
@@ -63,8 +61,6 @@ class SourceIndex:
         self._keys: dict[str, frozenset[Key]] = {}
         self._union_keys: dict[tuple[str, ...], frozenset[Key]] = {}
         self._union_stems: dict[tuple[str, ...], frozenset[str]] = {}
-        self._spans: dict[str, frozenset[str]] = {}
-        self._union_spans: dict[tuple[str, ...], frozenset[str]] = {}
         #: The batch's memo of words (stems, weights), units' and sources' alike.
         self.words = Words()
 
@@ -103,23 +99,6 @@ class SourceIndex:
         found = self._union_keys.get(names)
         if found is None:
             found = self._union_keys[names] = frozenset().union(*map(self.keys, names))
-        return found
-
-    def spans(self, text: str) -> frozenset[str]:
-        """The digit spans of the source ``text`` with their neighbours (``value_spans``)."""
-        found = self._spans.get(text)
-        if found is None:
-            found = self._spans[text] = frozenset(value_spans(visible(text)))
-        return found
-
-    def union_spans(self, texts: Sequence[SourceText]) -> frozenset[str]:
-        """The digit spans of all of ``texts`` (once per distinct set of sources)."""
-        if len(texts) == 1:
-            return self.spans(texts[0].text)
-        names = tuple(sorted({s.text for s in texts}))
-        found = self._union_spans.get(names)
-        if found is None:
-            found = self._union_spans[names] = frozenset().union(*map(self.spans, names))
         return found
 
     def union_stems(

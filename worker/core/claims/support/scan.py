@@ -12,7 +12,7 @@ import html
 import re
 from operator import itemgetter
 
-from worker.core.claims.support.dates import MONTH_BEFORE, MONTHS, Key
+from worker.core.claims.support.dates import MONTH_BEFORE, Key
 from worker.core.claims.support.spelled import read_spelled
 from worker.core.claims.support.values import (
     NUMBER,
@@ -20,11 +20,13 @@ from worker.core.claims.support.values import (
     SPELLED,
     Reading,
     Value,
+    found_in,
+    integer_key,
     new,
     read_at,
 )
 
-__all__ = ["source_keys", "unit_missing", "unit_values", "value_spans", "visible"]
+__all__ = ["source_keys", "unit_missing", "unit_values", "visible"]
 
 _DIGIT_RUN = re.compile(r"\d+")
 #: A space and the run of digits after it (``_scan``'s numbers between numbers).
@@ -55,13 +57,18 @@ def visible(text: str) -> str:
 #: What may stand right before and right after an integer alone (no sign, currency, unit,
 #: magnitude, decimal or date part).
 _PLAIN_BEFORE = frozenset(" (\n\t")
-_PLAIN_AFTER = frozenset(",;)]!?\n")
+_PLAIN_AFTER = frozenset(",;)]!?")
+#: What, last before it (spaces apart), makes a number no integer alone: a sign or currency,
+#: or a range's dash or slash after a year (``values.read_at``).
+_NOT_PLAIN_AFTER = frozenset(SIGNS_AND_CURRENCIES + "–/")
 
 
 def _plain(text: str, at: int, end: int) -> bool:
     """Whether the run of digits at ``at``..``end`` is an integer alone: what every rule of the
-    grammar reads as just its value (the word before it no month and no currency code, nothing
-    glued to it, and after it a comma, a closing bracket, a sentence's end or the text's)."""
+    grammar reads as just its value (nothing glued to it; before it no month, capital, sign,
+    currency, range dash or slash, as ``values.read_at`` reads the twelve characters before a
+    number; after it a comma, a closing bracket, a sentence's end or the text's). A property
+    test keeps it a short cut of ``read_at``, never a reading of its own."""
     after = text[end : end + 1]
     if after == ".":
         if text[end + 1 : end + 2] not in ("", " ", "\n"):
@@ -72,8 +79,11 @@ def _plain(text: str, at: int, end: int) -> bool:
         return True
     if text[at - 1] not in _PLAIN_BEFORE:
         return False
-    word = text[text.rfind(" ", 0, at - 1) + 1 : at - 1].rstrip(".,")
-    return word.lower() not in MONTHS and not (word.isupper() and len(word) == 3)
+    before = text[max(0, at - 12) : at]
+    last = before.rstrip()[-1:]
+    if last.isupper() or last in _NOT_PLAIN_AFTER:
+        return False  # ``USD 5``, ``€ 5``, ``US$ 5``, ``2018 – 19``: the grammar's
+    return not ((last.isalpha() or last == ".") and MONTH_BEFORE.search(before) is not None)
 
 
 #: Spaces after a run of digits, then the text's end or a mark that closes (``buoy 7 .``: what
@@ -95,7 +105,7 @@ def _spaced_plain(text: str, at: int, end: int) -> Reading | None:
     if (last.isalpha() or last == ".") and MONTH_BEFORE.search(before) is not None:
         return None
     v = text[at:end]
-    key = v.lstrip("0") or "0"
+    key = integer_key(v)
     found: tuple[Key, ...] = (("n", key, "*"), ("abs", key, "*"))
     return new(Reading, (v, found, (("n", key, ""), found[0]), NUMBER, end, False, ()))
 
@@ -126,7 +136,7 @@ def _scan(text: str, start: int = 0) -> tuple[list[tuple[int, Reading]], list[tu
             # plain integer (no month, sign, currency or quarter before it; no suffix, date or
             # group after it), without its matches.
             v = d.group()
-            key = v.lstrip("0") or "0"
+            key = integer_key(v)
             found: tuple[Key, ...] = (("n", key, "*"), ("abs", key, "*"))
             out.append(
                 (at, new(Reading, (v, found, (("n", key, ""), found[0]), NUMBER, end, False, ())))
@@ -143,32 +153,7 @@ def _scan(text: str, start: int = 0) -> tuple[list[tuple[int, Reading]], list[tu
 
 
 def _plain_key(digits: str) -> str:
-    return digits.lstrip("0") or "0"
-
-
-#: A token with a digit, with a currency code before it and the token after it.
-_SPAN = re.compile(r"(?<!\S)(?:[A-Z]{3}\s)?[^\s\d]*\d\S*(?:\s+\S+)?")
-
-
-def value_spans(text: str) -> list[str]:
-    """Each whitespace-separated token with a digit, with the token after it (and a currency
-    code before it): a unit whose every span is some cited source's too, and that names no
-    month and no number in words, reads its values as that source does (the same characters
-    after each number, a sign or currency glued to it), so its values need no reading
-    (``verdict.py``). Anything else is read by the grammar.
-
-    The search starts at the first digit's token (most of a unit has none): no span can start
-    before it but its currency code, four characters back, and the look-behind still sees the
-    text before the start."""
-    first = _ONE_DIGIT.search(text)
-    if first is None:
-        return []
-    at = first.start()
-    space = text.rfind(" ", 0, at)
-    token = text[space + 1 : at]
-    if token and token.split() != [token]:
-        return _SPAN.findall(text)  # other whitespace inside: from the start
-    return _SPAN.findall(text, max(0, space - 3))
+    return integer_key(digits)
 
 
 def unit_values(text: str, number_words: bool) -> list[Value]:
@@ -205,7 +190,7 @@ def _unit_values(
             at = text.find(spelled)
             values.setdefault(tuple(found_by), (at, Value(spelled, tuple(found_by), SPELLED)))
     if keys is not None:
-        out = [(at, v) for at, v in values.values() if keys.isdisjoint(v.found_by)]
+        out = [(at, v) for at, v in values.values() if not found_in(v.found_by, keys)]
     else:
         out = list(values.values())
     seen: set[str] = set()

@@ -13,6 +13,7 @@ never ``4.2 million``; ``840 ms`` is neither ``840 seconds`` nor ``840%``; ``-12
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from decimal import Decimal, InvalidOperation
 from typing import NamedTuple
 
@@ -23,11 +24,14 @@ __all__ = [
     "DATE",
     "MAGNITUDES",
     "NUMBER",
+    "PARTS",
     "SIGNS_AND_CURRENCIES",
     "SPELLED",
     "UNITS",
     "Reading",
     "Value",
+    "found_in",
+    "integer_key",
     "new",
     "read_at",
 ]
@@ -291,11 +295,38 @@ def _number_keys(
         gives += [("abs", absolute, unit), ("abs", absolute, "*")]
     elif not sign:
         found.append(("abs", v, unit or "*"))
-    for part in parts:
-        p = _canonical(Decimal(part))
-        found.append(("n", p, "*"))  # ``3 100-metre races``: a source's ``three``
-        gives += [("n", p, ""), ("n", p, "*")]
+    if parts:
+        # Spaced groups may be two numbers (``3 100-metre races``: a source's ``three``
+        # 100-metre races): found as a whole, or by every part at once (``PARTS``), never by
+        # one part alone (``1 281 000`` is no ``1``).
+        canonical = [_canonical(Decimal(part)) for part in parts]
+        found.append((PARTS, *canonical))
+        for p in canonical:
+            gives += [("n", p, ""), ("n", p, "*")]
     return found, gives
+
+
+#: The first item of the key of a spaced number's parts (``_number_keys``): found only if a
+#: source has every part (``scan``), never by a source's key.
+PARTS = "parts"
+
+
+def found_in(found_by: tuple[Key, ...], keys: AbstractSet[Key]) -> bool:
+    """Whether a value with these keys is found among a source's ``keys``: by any key, or by
+    all the parts of a spaced number (``PARTS``, always its last key)."""
+    if not keys.isdisjoint(found_by):
+        return True
+    last = found_by[-1] if found_by else ()
+    return bool(last) and last[0] == PARTS and all(("n", p, "*") in keys for p in last[1:])
+
+
+def integer_key(digits: str) -> str:
+    r"""The key of a run of decimal digits: the integer in ASCII digits, no leading zeros
+    (``007`` and ``7`` alike; ``\d`` also matches other scripts' digits, ``١٠٠`` is 100, as
+    ``Decimal`` reads it on the grammar's other paths)."""
+    if digits.isascii():
+        return digits.lstrip("0") or "0"
+    return str(int(digits))
 
 
 def _number(text: str, start: int, before: str) -> Reading | None:
@@ -310,7 +341,7 @@ def _number(text: str, start: int, before: str) -> Reading | None:
         if not last or not (last.isupper() or last in SIGNS_AND_CURRENCIES):
             # A plain integer (no sign, currency code or suffix), the commonest value: its keys
             # without ``Decimal``.
-            v = plain.lstrip("0") or "0"
+            v = integer_key(plain)
             plain_keys: tuple[Key, ...] = (("n", v, "*"), ("abs", v, "*"))
             return new(
                 Reading, (plain, plain_keys, (("n", v, ""), plain_keys[0]), NUMBER, end, False, ())

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from worker.core.citations.evidence import CitationRef
 from worker.core.claims.support.index import Cited, SourceIndex, SourceRead, SourceText
-from worker.core.claims.support.scan import unit_missing, value_spans
+from worker.core.claims.support.scan import unit_missing
 from worker.core.claims.support.scan import visible as _visible
 from worker.core.claims.support.values import DATE, NUMBER, SPELLED, Value
 from worker.core.claims.support.words import Word, defined_acronyms, tokens
@@ -355,10 +355,8 @@ def _missing_values(  # noqa: PLR0917 -- a unit's text, its marks, and its sourc
     findings: set[Finding],
 ) -> tuple[str, ...]:
     """The unit's values no source has (as the unit spells them); their kinds into ``findings``."""
-    if not (number_words or month) and (
-        _DIGIT.search(text) is None or index.union_spans(texts).issuperset(value_spans(text))
-    ):
-        return ()  # no value, or each spelled with the same neighbours in a source
+    if not (number_words or month) and _DIGIT.search(text) is None:
+        return ()  # no value
     missing: list[Value] = unit_missing(text, number_words, index.union_keys(texts))
     if not missing:
         return ()
