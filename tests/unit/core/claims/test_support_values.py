@@ -270,6 +270,13 @@ def test_the_short_cut_leaves_the_rest_to_the_grammar(text: str, applies: bool) 
     assert (_spaced_plain(text, run.start(), run.end()) is not None) is applies
 
 
+@pytest.mark.parametrize("digit", ["1", "١", "٣"])
+def test_a_run_of_thousands_of_digits_of_any_script_is_read_without_a_fault(digit: str) -> None:
+    """A value's key never goes through ``int()`` (which refuses more than 4,300 digits)."""
+    run = digit * 6000
+    assert missing(f"It was {run}, they said.", "It was 5, they said.") == (run,)
+
+
 def test_a_spaced_range_of_years_is_read_with_its_century() -> None:
     assert missing("In 2018 – 19 it grew", "In 1918 – 19 it grew") == ("2018", "19")
     assert missing("In 2018 – 19 it grew", "In 2018–19 it grew") == ()

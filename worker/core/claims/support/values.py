@@ -13,6 +13,7 @@ never ``4.2 million``; ``840 ms`` is neither ``840 seconds`` nor ``840%``; ``-12
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Set as AbstractSet
 from decimal import Decimal, InvalidOperation
 from typing import NamedTuple
@@ -324,9 +325,9 @@ def integer_key(digits: str) -> str:
     r"""The key of a run of decimal digits: the integer in ASCII digits, no leading zeros
     (``007`` and ``7`` alike; ``\d`` also matches other scripts' digits, ``١٠٠`` is 100, as
     ``Decimal`` reads it on the grammar's other paths)."""
-    if digits.isascii():
-        return digits.lstrip("0") or "0"
-    return str(int(digits))
+    if not digits.isascii():  # one by one: ``int()`` refuses more than 4,300 digits
+        digits = "".join([str(unicodedata.decimal(c)) for c in digits])
+    return digits.lstrip("0") or "0"
 
 
 def _number(text: str, start: int, before: str) -> Reading | None:
