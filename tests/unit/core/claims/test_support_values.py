@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from worker.core.citations.evidence import CitationRef, EvidenceKind
 from worker.core.claims.support import Finding, SourceIndex, SourceText, check_support
 from worker.core.claims.support.scan import (
+    _between_numbers,
     _plain,
     _spaced_plain,
     source_keys,
@@ -307,3 +308,23 @@ def test_the_short_cut_for_an_integer_alone_reads_as_the_grammar(
             assert reading is not None, text
             assert reading.found_by == (("n", key, "*"), ("abs", key, "*")), text
             assert reading.gives == (("n", key, ""), ("n", key, "*")), text
+
+
+_DIGITS = st.sampled_from(["1", "12", "281", "2026", "07", "١٣", "1990"])
+
+
+@settings(max_examples=scaled(1000), deadline=None)
+@given(_CONTEXT, _DIGITS, _DIGITS, _DIGITS, _CONTEXT)
+def test_the_short_cut_for_a_number_between_numbers_reads_as_the_grammar(
+    head: str, a: str, b: str, c: str, tail: str
+) -> None:
+    """``scan``'s short cut for a spaced number between numbers (``12 13 14``) applies only
+    where ``read_at`` reads just that integer."""
+    text = f"{head}{a} {b} {c}{tail}"
+    for run in re.finditer(r"\d+", text):
+        if _between_numbers(text, run.start(), run.end()):
+            reading = read_at(text, run.start(), run.end())
+            key = integer_key(run.group())
+            assert reading is not None, text
+            assert reading.found_by == (("n", key, "*"), ("abs", key, "*")), text
+            assert reading.end == run.end(), text

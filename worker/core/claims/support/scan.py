@@ -110,6 +110,20 @@ def _spaced_plain(text: str, at: int, end: int) -> Reading | None:
     return new(Reading, (v, found, (("n", key, ""), found[0]), NUMBER, end, False, ()))
 
 
+def _between_numbers(text: str, at: int, end: int) -> bool:
+    """Whether the run of digits at ``at``..``end`` is a number between numbers, spaced (``12 13
+    14``): what ``read_at`` reads as a plain integer (no month, sign, currency or quarter before
+    it; no suffix, date or group after it), so its key needs no reading. A property test keeps
+    it a short cut of ``read_at``."""
+    return (
+        at >= 2  # a digit and a space before it
+        and text[at - 1] == " "
+        and (n := _SPACED_RUN.match(text, end)) is not None
+        and (end - at > 3 or n.end() - end != 4)  # no ``1 281`` group
+        and _ONE_DIGIT.match(text, at - 2) is not None
+    )
+
+
 def _scan(text: str, start: int = 0) -> tuple[list[tuple[int, Reading]], list[tuple[int, str]]]:
     """Every value of ``text`` read with digits, from ``start``, left to right (linear: one step
     per value, each a bounded match at its first digit): the readings, and apart the integers
@@ -117,7 +131,6 @@ def _scan(text: str, start: int = 0) -> tuple[list[tuple[int, Reading]], list[tu
     out: list[tuple[int, Reading]] = []
     plain: list[tuple[int, str]] = []
     search = _DIGIT_RUN.search
-    spaced = _SPACED_RUN.match
     pos = start
     while (d := search(text, pos)) is not None:
         at, end = d.span()
@@ -125,16 +138,7 @@ def _scan(text: str, start: int = 0) -> tuple[list[tuple[int, Reading]], list[tu
             plain.append((at, d.group()))
             pos = end
             continue
-        if (
-            at >= 2  # a digit and a space before it
-            and text[at - 1] == " "
-            and (n := spaced(text, end)) is not None
-            and (end - at > 3 or n.end() - end != 4)  # no ``1 281`` group
-            and _ONE_DIGIT.match(text, at - 2) is not None
-        ):
-            # ``12 13 14``: a number between numbers, spaced, is what ``read_at`` reads as a
-            # plain integer (no month, sign, currency or quarter before it; no suffix, date or
-            # group after it), without its matches.
+        if _between_numbers(text, at, end):
             v = d.group()
             key = integer_key(v)
             found: tuple[Key, ...] = (("n", key, "*"), ("abs", key, "*"))
