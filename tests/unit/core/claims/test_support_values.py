@@ -9,6 +9,7 @@ second fails the way it is written and its mirror row follows it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 from fixtures import scaled
@@ -291,6 +292,19 @@ _CONTEXT = st.lists(
 ).map("".join)
 
 
+def assert_read_as_an_integer_alone(text: str, short_cut: Callable[[str, int, int], bool]) -> None:
+    """Wherever ``short_cut`` takes a run of digits of ``text`` for an integer alone (its key
+    without a reading), ``read_at`` reads just that integer there: the same keys, the same end."""
+    for run in re.finditer(r"\d+", text):
+        if short_cut(text, run.start(), run.end()):
+            reading = read_at(text, run.start(), run.end())
+            key = integer_key(run.group())
+            assert reading is not None, text
+            assert reading.found_by == (("n", key, "*"), ("abs", key, "*")), text
+            assert reading.gives == (("n", key, ""), ("n", key, "*")), text
+            assert reading.end == run.end(), text
+
+
 @settings(max_examples=scaled(1000), deadline=None)
 @given(_CONTEXT, st.sampled_from(["7", "07", "12", "2026", "١٠"]), _CONTEXT)
 def test_the_short_cut_for_an_integer_alone_reads_as_the_grammar(
@@ -300,14 +314,7 @@ def test_the_short_cut_for_an_integer_alone_reads_as_the_grammar(
     only where ``read_at`` reads just that integer: a currency, capital, month, sign or range
     dash before it, or a suffix after it, leaves it to the grammar (``$ 5,`` is five dollars,
     ``(May 7,`` a date)."""
-    text = head + digits + tail
-    for run in re.finditer(r"\d+", text):
-        if _plain(text, run.start(), run.end()):
-            reading = read_at(text, run.start(), run.end())
-            key = integer_key(run.group())
-            assert reading is not None, text
-            assert reading.found_by == (("n", key, "*"), ("abs", key, "*")), text
-            assert reading.gives == (("n", key, ""), ("n", key, "*")), text
+    assert_read_as_an_integer_alone(head + digits + tail, _plain)
 
 
 _DIGITS = st.sampled_from(["1", "12", "281", "2026", "07", "١٣", "1990"])
@@ -320,11 +327,4 @@ def test_the_short_cut_for_a_number_between_numbers_reads_as_the_grammar(
 ) -> None:
     """``scan``'s short cut for a spaced number between numbers (``12 13 14``) applies only
     where ``read_at`` reads just that integer."""
-    text = f"{head}{a} {b} {c}{tail}"
-    for run in re.finditer(r"\d+", text):
-        if _between_numbers(text, run.start(), run.end()):
-            reading = read_at(text, run.start(), run.end())
-            key = integer_key(run.group())
-            assert reading is not None, text
-            assert reading.found_by == (("n", key, "*"), ("abs", key, "*")), text
-            assert reading.end == run.end(), text
+    assert_read_as_an_integer_alone(f"{head}{a} {b} {c}{tail}", _between_numbers)

@@ -21,24 +21,21 @@ ROW = re.compile(
 )
 
 
-def test_the_table_has_a_row_per_shape_and_size_then_the_max() -> None:
-    sizes = ["0.016", "0.024"]  # sources-numbers needs ~9 KB for its 1,000 tokens
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "dev.bench.adversarial",
-            "--sizes",
-            ",".join(sizes),
-            "--limit",
-            "1000",
-        ],
+def bench(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m dev.bench.adversarial`` with ``args``, run from the checkout's root."""
+    return subprocess.run(
+        [sys.executable, "-m", "dev.bench.adversarial", *args],
         capture_output=True,
         text=True,
         check=False,
         cwd=ROOT,
         timeout=300,
     )
+
+
+def test_the_table_has_a_row_per_shape_and_size_then_the_max() -> None:
+    sizes = ["0.016", "0.024"]  # sources-numbers needs ~9 KB for its 1,000 tokens
+    done = bench("--sizes", ",".join(sizes), "--limit", "1000")
     assert done.returncode == 0, done.stderr
     header, *rows, last = done.stdout.splitlines()
     assert header.split() == ["shape", "MiB", "outcome", "cpu", "s", "s/MiB", "x", "decode"]
@@ -82,26 +79,7 @@ def test_the_worker_and_check_are_one_mode_and_paused_is_its_alias() -> None:
     assert tuple(GC_MODES) == ("worker", "on")
     assert "as check decides" in GC_MODES["worker"]
     assert GC_ALIASES == {"paused": "worker"}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "dev.bench.adversarial",
-            "--sizes",
-            "0.004",
-            "--shapes",
-            "a.-runs",
-            "--limit",
-            "1000",
-            "--gc",
-            "paused",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT,
-        timeout=300,
-    )
+    done = bench("--sizes", "0.004", "--shapes", "a.-runs", "--limit", "1000", "--gc", "paused")
     assert done.returncode == 0, done.stderr
     assert "--gc paused is deprecated: it runs --gc worker" in done.stderr
     assert f"; gc worker: {GC_MODES['worker']}; " in done.stdout.splitlines()[-1]
@@ -157,24 +135,7 @@ def test_duplicate_quotes_quote_one_twenty_kilobyte_source_after_normalising() -
 
 
 def test_it_fails_when_a_draft_takes_longer_than_the_limit() -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "dev.bench.adversarial",
-            "--sizes",
-            "0.004",
-            "--shapes",
-            "a.-runs",
-            "--limit",
-            "0",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT,
-        timeout=300,
-    )
+    done = bench("--sizes", "0.004", "--shapes", "a.-runs", "--limit", "0")
     assert done.returncode == 1, done.stdout
     assert "; limit 0.0 s; gc worker: " in done.stdout.splitlines()[-1]
 
