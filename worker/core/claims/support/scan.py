@@ -22,6 +22,7 @@ from worker.core.claims.support.values import (
     Value,
     found_in,
     integer_key,
+    integer_reading,
     new,
     read_at,
 )
@@ -75,6 +76,15 @@ def _plain(text: str, at: int, end: int) -> bool:
             return False
     elif after and (after not in _PLAIN_AFTER or text[end + 1 : end + 2].isdigit()):
         return False
+    return _nothing_before(text, at)
+
+
+def _nothing_before(text: str, at: int) -> bool:
+    """Whether nothing before the number at ``at`` takes part in its reading, as
+    ``values.read_at`` reads the twelve characters before a number: a space, a tab, a newline
+    or ``(`` right before it (or the text's start), and, spaces apart, no capital, sign,
+    currency, range dash or slash (``USD 5``, ``€ 5``, ``US$ 5``, ``2018 – 19``) and no month
+    (``May 7``, ``(Sept. 7``)."""
     if at == 0:
         return True
     if text[at - 1] not in _PLAIN_BEFORE:
@@ -82,7 +92,7 @@ def _plain(text: str, at: int, end: int) -> bool:
     before = text[max(0, at - 12) : at]
     last = before.rstrip()[-1:]
     if last.isupper() or last in _NOT_PLAIN_AFTER:
-        return False  # ``USD 5``, ``€ 5``, ``US$ 5``, ``2018 – 19``: the grammar's
+        return False
     return not ((last.isalpha() or last == ".") and MONTH_BEFORE.search(before) is not None)
 
 
@@ -96,18 +106,9 @@ def _spaced_plain(text: str, at: int, end: int) -> Reading | None:
     (``None``: read it by ``read_at``): after it no suffix, date or range can start, so the
     grammar reads it as a plain integer unless what stands before it is a month, a sign, a
     currency, a capital, a range's dash or a quarter's ``Q`` (each left to ``read_at``)."""
-    if (at and text[at - 1] not in _PLAIN_BEFORE) or _SPACED_STOP.match(text, end) is None:
+    if _SPACED_STOP.match(text, end) is None or not _nothing_before(text, at):
         return None
-    before = text[max(0, at - 12) : at]
-    last = before.rstrip()[-1:]
-    if last and (last.isupper() or last in SIGNS_AND_CURRENCIES or last in "-–/"):
-        return None
-    if (last.isalpha() or last == ".") and MONTH_BEFORE.search(before) is not None:
-        return None
-    v = text[at:end]
-    key = integer_key(v)
-    found: tuple[Key, ...] = (("n", key, "*"), ("abs", key, "*"))
-    return new(Reading, (v, found, (("n", key, ""), found[0]), NUMBER, end, False, ()))
+    return integer_reading(text[at:end], end)
 
 
 def _between_numbers(text: str, at: int, end: int) -> bool:
@@ -139,12 +140,7 @@ def _scan(text: str, start: int = 0) -> tuple[list[tuple[int, Reading]], list[tu
             pos = end
             continue
         if _between_numbers(text, at, end):
-            v = d.group()
-            key = integer_key(v)
-            found: tuple[Key, ...] = (("n", key, "*"), ("abs", key, "*"))
-            out.append(
-                (at, new(Reading, (v, found, (("n", key, ""), found[0]), NUMBER, end, False, ())))
-            )
+            out.append((at, integer_reading(d.group(), end)))
             pos = end
             continue
         reading = _spaced_plain(text, at, end) or read_at(text, at, end)
@@ -154,10 +150,6 @@ def _scan(text: str, start: int = 0) -> tuple[list[tuple[int, Reading]], list[tu
         out.append((at, reading))
         pos = max(reading.end, at + 1)
     return out, plain
-
-
-def _plain_key(digits: str) -> str:
-    return integer_key(digits)
 
 
 def unit_values(text: str, number_words: bool) -> list[Value]:
@@ -199,7 +191,7 @@ def _unit_values(
         out = list(values.values())
     seen: set[str] = set()
     for at, digits in plain:
-        v = _plain_key(digits)
+        v = integer_key(digits)
         if v in seen or (keys is not None and (("n", v, "*") in keys or ("abs", v, "*") in keys)):
             continue
         seen.add(v)
@@ -223,7 +215,7 @@ def source_keys(text: str, number_words: bool) -> set[Key]:
     for _at, r in readings:
         keys.update(r.gives)
     for _at, digits in plain:
-        v = _plain_key(digits)
+        v = integer_key(digits)
         keys.add(("n", v, ""))
         keys.add(("n", v, "*"))
     if number_words:

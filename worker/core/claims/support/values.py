@@ -33,6 +33,7 @@ __all__ = [
     "Value",
     "found_in",
     "integer_key",
+    "integer_reading",
     "new",
     "read_at",
 ]
@@ -330,6 +331,14 @@ def integer_key(digits: str) -> str:
     return digits.lstrip("0") or "0"
 
 
+def integer_reading(digits: str, end: int) -> Reading:
+    """The reading of an integer alone (no sign, currency, suffix or date part), ending at
+    ``end``: found by the number with any unit or sign, giving it bare and with any unit."""
+    key = integer_key(digits)
+    found: tuple[Key, ...] = (("n", key, "*"), ("abs", key, "*"))
+    return new(Reading, (digits, found, (("n", key, ""), found[0]), NUMBER, end, False, ()))
+
+
 def _number(text: str, start: int, before: str) -> Reading | None:
     """A number with its sign, currency, magnitude, unit, percent or ordinal."""
     m = _NUMBER.match(text, start)
@@ -342,11 +351,7 @@ def _number(text: str, start: int, before: str) -> Reading | None:
         if not last or not (last.isupper() or last in SIGNS_AND_CURRENCIES):
             # A plain integer (no sign, currency code or suffix), the commonest value: its keys
             # without ``Decimal``.
-            v = integer_key(plain)
-            plain_keys: tuple[Key, ...] = (("n", v, "*"), ("abs", v, "*"))
-            return new(
-                Reading, (plain, plain_keys, (("n", v, ""), plain_keys[0]), NUMBER, end, False, ())
-            )
+            return integer_reading(plain, end)
     value, parts = _digits(m)
     if value is None:
         return None
