@@ -222,6 +222,17 @@ def sources_numbers_output(pieces: list[Any]) -> dict[str, Any]:
     return {"answer_markdown": "Aurora waited " + "".join(pieces) + THOUSAND_TOKENS + "."}
 
 
+def missing_words() -> Iterator[str]:
+    """Distinct words no source has, then (``missing_words_output``) one citation: one sentence
+    whose every word rule 6b names as missing (each named once, as the unit first spells it)."""
+    for i in itertools.count():
+        yield f"zq{letters(i)} "
+
+
+def missing_words_output(pieces: list[Any]) -> dict[str, Any]:
+    return {"answer_markdown": "Aurora " + "".join(pieces) + "[OBS-1]."}
+
+
 def duplicate_quotes() -> Iterator[dict[str, Any]]:
     """One ``citations[]`` entry again and again, its quote matching only after normalising."""
     while True:
@@ -339,6 +350,7 @@ SHAPES: dict[str, Callable[[], Iterator[str]] | Shape] = {
     "quote-stops": quote_stops,
     "sources-numbers": Shape(sources_numbers, sources_numbers_output, NUMBERS_SOURCE),
     "duplicate-quotes": Shape(duplicate_quotes, duplicate_quotes_output, LONG_SOURCE),
+    "missing-words": Shape(missing_words, missing_words_output),
     "inline-html": inline_html,
     "link-nesting": link_nesting,
     "empty-items": empty_items,

@@ -46,9 +46,9 @@ def test_the_table_has_a_row_per_shape_and_size_then_the_max() -> None:
         "backticks", "brackets", "bracket-pairs", "emphasis", "a.-runs", "open-parens",
         "list-markers", "fences", "pipe-rows", "indented-code", "html-blocks", "nested-lists",
         "nested-quotes", "indented-lists", "table", "citations", "lookalike-misses",
-        "terminator-runs", "quote-stops", "sources-numbers", "duplicate-quotes", "inline-html",
-        "link-nesting", "empty-items", "form-feeds", "hidden-mixed", "hidden-headings",
-        "hidden-lines", "hidden-rows", "hidden-claims", "stray-brackets",
+        "terminator-runs", "quote-stops", "sources-numbers", "duplicate-quotes", "missing-words",
+        "inline-html", "link-nesting", "empty-items", "form-feeds", "hidden-mixed",
+        "hidden-headings", "hidden-lines", "hidden-rows", "hidden-claims", "stray-brackets",
     ]  # fmt: skip
     assert [m["shape"] for m in parsed if m] == [shape for shape in shapes for _ in sizes]
     for i, m in enumerate(parsed):  # each draft as large as whole pieces allow, never over

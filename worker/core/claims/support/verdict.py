@@ -304,8 +304,6 @@ def _words_missing(
     kept = sum(map(weight.__getitem__, filterfalse(missing.__contains__, weight)))
     score = 1.0 if total <= 0.0 else round(kept / total, 3)
     # The head of a unit is capitalised anyway: a name there only if rare. (``intersection``
-    # of an iterable builds no set of the unit's names: only the missing are looked up.)
-    # The head of a unit is capitalised anyway: a name there only if rare. (``intersection``
     # of an iterable looks up the unit's words without building a set of them.)
     names = missing.intersection(map(_NAME_MID, islice(words, 1, None)))
     head = words[0].name_head
@@ -321,11 +319,11 @@ def _words_missing(
             findings.add(Finding.VERY_LOW)
         elif score < LOW_COVERAGE_BELOW:
             findings.add(Finding.COVERAGE)
-    # Each missing stem once, as the unit first spells it (``list.index``: its first word with
-    # that stem), in the order the unit first has it (``weight``'s).
-    return score, tuple(
-        map(distinct.__getitem__, map(contents.index, filter(missing.__contains__, weight)))
-    )
+    # Each missing stem once, as the unit first spells it (the first of its spellings wins in a
+    # dict filled from the last; linear, where a ``list.index`` per missing stem would be
+    # quadratic in a long unit), in the order the unit first has it (``weight``'s).
+    first = dict(zip(reversed(contents), reversed(distinct), strict=True))
+    return score, tuple(map(first.__getitem__, filter(missing.__contains__, weight)))
 
 
 _CONTENT, _WEIGHT, _NAME_MID, _CAPITAL = (
