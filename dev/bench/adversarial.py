@@ -303,6 +303,19 @@ def hidden_claims() -> Iterator[dict[str, Any]]:
         yield {"text": f"Aurora waited near buoy 7 [DOC-9] [OBS-{1 + i % 900}].", "citations": []}
 
 
+def short_claims() -> Iterator[str]:
+    """The shortest cited sentences: a name and a number. Rule 6b reads each; what a draft
+    costs per unit shows here (about 50,000 units in a MiB, against 22,000 in ``citations``)."""
+    for i in itertools.count():
+        yield f"Aurora {i % 9} [OBS-{1 + i % 900}]. "
+
+
+def short_hidden() -> Iterator[str]:
+    """The shortest sentences that lost a citation: each asks rule 5 and rule 6b."""
+    for i in itertools.count():
+        yield f"Aurora {i % 9} [DOC-9][OBS-{1 + i % 900}]. "
+
+
 def claims_output(pieces: list[Any]) -> dict[str, Any]:
     return {"answer_markdown": "Aurora waited near buoy 7 [OBS-1].", "claims": pieces}
 
@@ -361,6 +374,8 @@ SHAPES: dict[str, Callable[[], Iterator[str]] | Shape] = {
     "hidden-rows": hidden_rows,
     "hidden-claims": Shape(hidden_claims, claims_output),
     "stray-brackets": Shape(stray_brackets, claims_output),
+    "short-claims": short_claims,
+    "short-hidden": short_hidden,
 }
 
 
