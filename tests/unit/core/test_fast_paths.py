@@ -18,12 +18,14 @@ from pydantic import ValidationError
 from random_outputs import output
 
 from worker.core import verdict
-from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.citations.evidence import CitationRef, EvidenceKind, Resolution
 from worker.core.citations.redaction import remove_tokens
 from worker.core.citations.tokens import Tokens, find_tokens
 from worker.core.claims import redacted as claim_status
 from worker.core.claims.policy import LostSupportPolicy, TenantPolicy
 from worker.core.claims.redacted import hidden_places, redact_output
+from worker.core.claims.status import check_claim_units
+from worker.core.claims.units import claim_units
 from worker.core.contract import LedgerOutcome
 from worker.core.failures import Failure, FailureCode, checked_failure
 from worker.core.messages.models import (
@@ -216,3 +218,32 @@ def test_checked_failure_is_the_validated_failure_and_its_fields_set_stays_its_o
     with pytest.raises(ValidationError):
         other.citation = "OBS-2"  # type: ignore[misc]
     assert built.model_fields_set == other.model_fields_set == {"code", "path", "detail"}
+
+
+def test_an_unsupported_claims_failure_is_the_validated_failure() -> None:
+    """``unsupported_claim`` is built unvalidated too (a draft of many unsupported units builds
+    one per unit): what ``check_claim_units`` gives equals pydantic's construction of it."""
+    source = "The vessel Aurora waited near buoy 7."
+    units = claim_units({"answer_markdown": "Aurora waited near buoy 8 [OBS-1]."}, "answer")
+    failures: list[Failure] = []
+    ref = CitationRef(EvidenceKind.OBS, 1)
+    check_claim_units(
+        tuple(units),
+        {ref: {"kind": "OBS", "id": 1}},
+        frozenset(),
+        {ref: Resolution.RESOLVED},
+        TenantPolicy(),
+        failures,
+        {ref: source},
+    )
+    assert len(failures) == 1
+    plain = Failure(
+        code=FailureCode.UNSUPPORTED_CLAIM,
+        path="answer_markdown",
+        detail="assertion sentence 1: no cited source has 8",
+    )
+    assert failures[0] == plain
+    assert failures[0].model_dump_json(exclude_unset=True) == plain.model_dump_json(
+        exclude_unset=True
+    )
+    assert failures[0].model_fields_set == plain.model_fields_set

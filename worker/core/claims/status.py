@@ -312,7 +312,9 @@ def _unsupported(
         detail = "the cited sources do not say it"
     if unit.kind is UnitKind.SENTENCE:
         detail = f"assertion sentence {unit.index + 1}: {detail}"
-    return Failure(code=FailureCode.UNSUPPORTED_CLAIM, path=unit.path, detail=detail[:300])
+    # Built unvalidated (``checked_failure``): its fields are already of their types, and a
+    # draft of many unsupported units builds one per unit.
+    return checked_failure(FailureCode.UNSUPPORTED_CLAIM, unit.path, detail[:300])
 
 
 _NUMBERS = re.compile(r"[0-9]+")
