@@ -103,6 +103,10 @@ def _frequencies() -> dict[str, float]:
 
 
 _STEMMER = Stemmer.Stemmer("english")
+# No cache of its own: each word reaches the stemmer once per batch (``Words`` is the memo), so
+# its 10,000-word cache only doubled the work of a word new to the batch (PyStemmer keeps it
+# in Python: a miss cost 1.85 µs against 0.46 µs uncached; a hit 0.19 µs).
+_STEMMER.maxCacheSize = 0
 _NOT_WORDS = (
     frozenset(MONTHS)
     | NUMBER_WORDS
