@@ -250,7 +250,7 @@ def _checked(
             missing_words,
             _closest(stems, texts, read),
             negation_flip,
-            tuple(f for f in _FINDINGS if f in findings) if findings else (),
+            tuple(filter(findings.__contains__, _FINDINGS)) if findings else (),
         ),
     )
     return result, stems
