@@ -21,8 +21,12 @@ look-ahead admits the next batch's records (``worker/stream/intake/lookahead.py`
 ``admit`` and ``judge`` both run with it off; ``check`` decides the same way. ``--gc on`` shows
 CPython's collector untouched. ``--gc paused`` (``check``'s way, once apart from the worker's)
 is now the same as ``worker`` and kept only as a deprecated alias of it. The last line says
-which mode ran. Not a test: timings depend on the machine, and on a shared
-one CPU time is the figure to read, not wall time.
+which mode ran, and on which Python: production runs a PGO+LTO build of CPython 3.11, and
+``scripts/bench`` makes ``.venv-bench`` on one where the machine has it (Debian's
+``/usr/bin/python3.11``), so ``.venv-bench/bin/python -m dev.bench.adversarial`` measures what
+production pays (over the whole table, 14-36 % less CPU here than the development venv's
+pyenv build; ``docs/benchmarks.md``). Not a test: timings depend on the machine, and on a
+shared one CPU time is the figure to read, not wall time.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import argparse
 import functools
 import gc
 import itertools
+import platform
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -477,6 +482,12 @@ def cpu(work: Callable[[], object]) -> tuple[float, object]:
     return time.process_time() - start, result
 
 
+def interpreter() -> str:
+    """Which Python decided: production runs a PGO+LTO build (``scripts/bench`` makes
+    ``.venv-bench`` on one; run this module with its ``python`` to measure on it)."""
+    return f"python {platform.python_version()} ({sys.executable})"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="0.25,0.5,1", help="draft sizes in MiB")
@@ -526,7 +537,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"max: {seconds:.3f} s ({name}, {size:.3f} MiB); limit {args.limit:.1f} s; "
         f"gc {args.gc}: {GC_MODES[args.gc]}; "
-        f"{'distinct units; ' if args.distinct else ''}CPU time of this process, not wall time"
+        f"{'distinct units; ' if args.distinct else ''}{interpreter()}; "
+        "CPU time of this process, not wall time"
     )
     return 1 if seconds > args.limit else 0
 

@@ -3,6 +3,7 @@ the maximum. The figures themselves are the script's to print (no timed test).""
 
 from __future__ import annotations
 
+import platform
 import re
 import subprocess
 import sys
@@ -63,7 +64,10 @@ def test_the_table_has_a_row_per_shape_and_size_then_the_max() -> None:
     ]
     head, tail = last.removeprefix("max: ").split("; limit 1000.0 s; ")
     assert head in worst
-    assert tail == f"gc worker: {GC_MODES['worker']}; CPU time of this process, not wall time"
+    assert tail == (
+        f"gc worker: {GC_MODES['worker']}; python {platform.python_version()} ({sys.executable});"
+        " CPU time of this process, not wall time"
+    )
     assert "GW_GC_PAUSED_IN_BATCH=true" in tail
 
 
