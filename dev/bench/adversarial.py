@@ -71,18 +71,31 @@ NUMBERS_SOURCE = (
 LONG_SOURCE = " ".join(f"{SOURCE} Entry {i} of the log." for i in range(200))
 
 
-def corpus(source: str = SOURCE) -> dict[CitationRef, EvidenceRecord]:
-    """Ids 1-999 of every kind for tenant ``acme``, each holding ``source``; DOC-9 is hidden
-    from the reader."""
+#: The documents hidden from the reader in most shapes' corpus.
+HIDDEN = frozenset({9})
+#: ``hidden-many``'s: every document it cites (998 of them, with OBS-1 the 999 distinct ids
+#: rule 2 allows).
+MANY_HIDDEN = frozenset(range(1, 999))
+
+
+def corpus(
+    source: str = SOURCE, hidden_docs: frozenset[int] = HIDDEN, titled: bool = False
+) -> dict[CitationRef, EvidenceRecord]:
+    """Ids 1-999 of every kind for tenant ``acme``, each holding ``source``; the documents of
+    ``hidden_docs`` (DOC-9) are hidden from the reader. Each document is titled ``Doc``, or
+    with ``titled`` a title of its own long enough to name it (the gate looks for each hidden
+    one in what is published)."""
     records = {}
     for i, kind in itertools.product(range(1, 1000), EvidenceKind):
         ref = CitationRef(kind, i)
-        hidden = kind is EvidenceKind.DOC and i == 9
+        hidden = kind is EvidenceKind.DOC and i in hidden_docs
         records[ref] = EvidenceRecord(
             ref=ref,
             acl=("group:ops",) if hidden else None,
             text=source,
-            title="Doc" if kind is EvidenceKind.DOC else None,
+            title=(f"Fleet report {letters(i)} of the northern corridor" if titled else "Doc")
+            if kind is EvidenceKind.DOC
+            else None,
         )
     return records
 
@@ -315,6 +328,13 @@ def short_claims() -> Iterator[str]:
         yield f"Aurora {i % 9} [OBS-{1 + i % 900}]. "
 
 
+def hidden_many() -> Iterator[str]:
+    """Short sentences each citing another of 998 hidden documents beside a visible source:
+    what is looked for per hidden id must not be scanned for one id at a time."""
+    for i in itertools.count():
+        yield f"Aurora {i % 9} [DOC-{1 + i % len(MANY_HIDDEN)}][OBS-1]. "
+
+
 def short_hidden() -> Iterator[str]:
     """The shortest sentences that lost a citation: each asks rule 5 and rule 6b."""
     for i in itertools.count():
@@ -344,6 +364,10 @@ class Shape(NamedTuple):
     pieces: Callable[[], Iterator[Any]]
     output: Callable[[list[Any]], dict[str, Any]] = answer
     source: str = SOURCE
+    #: The ids of the documents hidden from the reader.
+    hidden: frozenset[int] = HIDDEN
+    #: Whether each document has a title of its own (``corpus``).
+    titled: bool = False
 
 
 SHAPES: dict[str, Callable[[], Iterator[str]] | Shape] = {
@@ -381,6 +405,8 @@ SHAPES: dict[str, Callable[[], Iterator[str]] | Shape] = {
     "stray-brackets": Shape(stray_brackets, claims_output),
     "short-claims": short_claims,
     "short-hidden": short_hidden,
+    "hidden-many": Shape(hidden_many, hidden=MANY_HIDDEN),
+    "hidden-titles": Shape(hidden_many, hidden=MANY_HIDDEN, titled=True),
 }
 
 
@@ -514,7 +540,9 @@ def main(argv: list[str] | None = None) -> int:
         args.gc = GC_ALIASES[args.gc]
     sizes = [float(s) for s in args.sizes.split(",")]
     shapes = {name: shape_of(name) for name in args.shapes.split(",")}
-    corpora = {source: corpus(source) for source in {shape.source for shape in shapes.values()}}
+    corpora = {
+        key: corpus(*key) for key in {(s.source, s.hidden, s.titled) for s in shapes.values()}
+    }
     if args.gc != "on":  # the worker settles once it is up (worker/stream/processing/collector.py)
         gc.collect()
         gc.freeze()
@@ -525,7 +553,8 @@ def main(argv: list[str] | None = None) -> int:
             value = draft(shape, min(int(mib * MIB), MAX_BYTES), unique=args.distinct)
             size = len(value) / MIB
             decode, _ = cpu(functools.partial(orjson.loads, value))
-            seconds, outcome = cpu(functools.partial(decide, value, corpora[shape.source], args.gc))
+            records = corpora[shape.source, shape.hidden, shape.titled]
+            seconds, outcome = cpu(functools.partial(decide, value, records, args.gc))
             ratio = seconds / decode if decode > 0 else float("inf")
             print(
                 f"{name:18} {size:6.3f} {outcome!s:>34} {seconds:8.3f} {seconds / size:8.3f}"

@@ -12,7 +12,17 @@ from pathlib import Path
 import orjson
 import pytest
 
-from dev.bench.adversarial import GC_ALIASES, GC_MODES, LONG_SOURCE, NUMBERS_SOURCE, draft, shape_of
+from dev.bench.adversarial import (
+    GC_ALIASES,
+    GC_MODES,
+    LONG_SOURCE,
+    NUMBERS_SOURCE,
+    corpus,
+    draft,
+    shape_of,
+)
+from worker.core import CitationRef, EvidenceKind
+from worker.core.citations.rendered import titles_to_hide
 from worker.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -50,7 +60,7 @@ def test_the_table_has_a_row_per_shape_and_size_then_the_max() -> None:
         "terminator-runs", "quote-stops", "sources-numbers", "duplicate-quotes", "missing-words",
         "inline-html", "link-nesting", "empty-items", "form-feeds", "hidden-mixed",
         "hidden-headings", "hidden-lines", "hidden-rows", "hidden-claims", "stray-brackets",
-        "short-claims", "short-hidden",
+        "short-claims", "short-hidden", "hidden-many", "hidden-titles",
     ]  # fmt: skip
     assert [m["shape"] for m in parsed if m] == [shape for shape in shapes for _ in sizes]
     for i, m in enumerate(parsed):  # each draft as large as whole pieces allow, never over
@@ -108,6 +118,7 @@ def test_the_worker_and_check_are_one_mode_and_paused_is_its_alias() -> None:
         ("stray-brackets", '"text":"[note 1] Aurora waited near buoy 7 [OBS-2]."'),
         ("short-claims", "Aurora 1 [OBS-2]. Aurora 2 [OBS-3]. "),
         ("short-hidden", "Aurora 1 [DOC-9][OBS-2]. Aurora 2 [DOC-9][OBS-3]. "),
+        ("hidden-many", "Aurora 0 [DOC-1][OBS-1]. Aurora 1 [DOC-2][OBS-1]. "),
     ],
 )
 def test_the_new_shapes_build_what_they_name(name: str, needle: str) -> None:
@@ -168,3 +179,22 @@ def test_distinct_pieces_never_repeat_a_unit(name: str) -> None:
 
 
 TOKEN = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]+\]")
+
+
+def test_hidden_many_cites_998_hidden_documents_beside_one_visible_source() -> None:
+    shape = shape_of("hidden-many")
+    records = corpus(shape.source, shape.hidden)
+    text = orjson.loads(draft(shape, 100_000))["output"]["answer_markdown"]
+    cited = {CitationRef(EvidenceKind.DOC, int(i)) for i in re.findall(r"\[DOC-(\d+)\]", text)}
+    assert len(cited) == 998
+    assert all(records[ref].acl == ("group:ops",) for ref in cited)
+    assert records[CitationRef(EvidenceKind.OBS, 1)].acl is None
+    assert records[CitationRef(EvidenceKind.DOC, 999)].acl is None  # the rest stay visible
+
+
+def test_hidden_titles_gives_each_document_a_title_of_its_own_long_enough_to_hide() -> None:
+    shape = shape_of("hidden-titles")
+    records = corpus(shape.source, shape.hidden, shape.titled)
+    titles = {records[CitationRef(EvidenceKind.DOC, i)].title for i in shape.hidden}
+    assert len(titles) == 998
+    assert len(titles_to_hide(titles, [])) == 998
