@@ -39,6 +39,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
+import ahocorasick
+
 from worker.core.citations.evidence import CitationRef
 from worker.core.citations.paths import walk_strings
 from worker.core.citations.reading import (
@@ -50,7 +52,7 @@ from worker.core.citations.reading import (
     ref_of,
     token_readings,
 )
-from worker.core.citations.tokens import TOKEN_RE
+from worker.core.citations.tokens import NO_HIDDEN_TOKENS, TOKEN_RE, HiddenTokens, hidden_tokens
 from worker.core.citations.visible import views
 
 __all__ = [
@@ -206,17 +208,18 @@ class RenderGate(NamedTuple):
     #: Hidden documents' titles as padded runs of words in the reader's form (long enough to
     #: name a document: ``titles_to_hide``).
     titles: tuple[str, ...]
-    #: A text one of which every hidden token holds (``-0``: written with leading zeros).
-    marks: tuple[str, ...] = ("-0",)
+    #: The hidden refs' tokens as texts: a string holding none needs no reading of its tokens.
+    tokens: HiddenTokens = NO_HIDDEN_TOKENS
+    #: ``titles`` in one automaton where they are many (``FEW_TITLES``), so that a string is
+    #: read once for all of them, not once for each; ``None``: each is looked for alone.
+    finder: ahocorasick.Automaton | None = None
 
     def shows(self, text: str) -> bool:
         """Whether ``text`` shows a hidden id, a look-alike or a hidden title."""
         if not text:
             return False
-        if (
-            "[" in text
-            and any(mark in text for mark in self.marks)
-            and not self.hidden.isdisjoint(map(ref_of, token_readings(text)))
+        if self.tokens.may_hold(text) and not self.hidden.isdisjoint(
+            map(ref_of, token_readings(text))
         ):
             return True
         if not may_show_more(text):  # what shows of a citation is its own tokens
@@ -244,7 +247,10 @@ class RenderGate(NamedTuple):
         return any(self._names_title([_words(view)]) for view in views(text))
 
     def _names_title(self, texts: list[str]) -> bool:
-        return any(title in text for text in texts for title in self.titles)
+        finder = self.finder
+        if finder is None:
+            return any(title in text for text in texts for title in self.titles)
+        return any(next(finder.iter(text), None) is not None for text in texts)
 
 
 #: A token a renderer may read as a link (its brackets then show not): followed by a
@@ -282,15 +288,31 @@ MIN_TITLE_CHARS = 10
 
 def render_gate(hidden: frozenset[CitationRef], titles: tuple[str, ...]) -> RenderGate:
     """The gate of ``hidden`` refs and ``titles`` (``titles_to_hide``)."""
-    marks = (*{f"[{ref.kind.value}-{ref.id}]" for ref in hidden}, "-0")
-    return RenderGate(hidden, titles, marks)
+    return RenderGate(hidden, titles, hidden_tokens(hidden), _title_finder(titles))
+
+
+#: At most this many hidden titles are looked for in a string one by one (a C-level scan each);
+#: past it one Aho-Corasick automaton (``pyahocorasick``) finds any of them in one pass: a
+#: draft may cite a thousand hidden documents, and a scan per title made a MiB cost seconds.
+FEW_TITLES = 8
+
+
+def _title_finder(titles: tuple[str, ...]) -> ahocorasick.Automaton | None:
+    """One automaton of ``titles`` when they are more than ``FEW_TITLES``, else ``None``."""
+    if len(titles) <= FEW_TITLES:
+        return None
+    automaton = ahocorasick.Automaton()
+    for title in titles:
+        automaton.add_word(title, title)
+    automaton.make_automaton()
+    return automaton
 
 
 def titles_to_hide(hidden: Iterable[str | None], visible: Iterable[str | None]) -> tuple[str, ...]:
     """The hidden documents' titles worth searching for: long enough to name a document, and
     not also a visible cited document's title (those words are the reader's to see)."""
     seen = {_title_form(t) for t in visible if t}
-    out: list[str] = []
+    out: dict[str, None] = {}  # in order, each once
     for title in hidden:
         if not title:
             continue
@@ -299,9 +321,8 @@ def titles_to_hide(hidden: Iterable[str | None], visible: Iterable[str | None]) 
             len(form.replace(" ", "")) >= MIN_TITLE_CHARS
             and len(form.split()) >= MIN_TITLE_WORDS
             and form not in seen
-            and form not in out
         ):
-            out.append(form)
+            out[form] = None
     return tuple(out)
 
 

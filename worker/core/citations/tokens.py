@@ -24,7 +24,8 @@ Decisions:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any, NamedTuple
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind
@@ -237,3 +238,50 @@ class Tokens:
     def remember_entries(self, entries: Sequence[Any], refs: list[CitationRef]) -> None:
         """Record the refs of a structured citation list (checked ``{kind, id}`` entries)."""
         self._entries[id(entries)] = (entries, refs)
+
+
+#: At most this many hidden ids are looked for in a text one by one (a C-level scan of it each,
+#: cheaper than reading its tokens when they are few, as in most drafts); past it the text's
+#: tokens are read once instead, so the test stays linear in the text however many ids a draft
+#: hides (it may cite a thousand: one scan each made a MiB cost seconds).
+FEW_HIDDEN = 8
+
+
+class HiddenTokens(NamedTuple):
+    """The tokens of hidden refs as texts, and a test of whether a string holds one."""
+
+    #: Each hidden ref's token as written without leading zeros (``[DOC-9]``).
+    texts: frozenset[str]
+    #: ``texts`` and ``-0`` (a token written with leading zeros), searched for one by one, when
+    #: they are few (``FEW_HIDDEN``); else empty, and the string's tokens are read.
+    marks: tuple[str, ...]
+
+    def may_hold(self, text: str) -> bool:
+        """Whether ``text`` may hold a hidden token (``False`` is sure), linear in ``text``."""
+        if "[" not in text:
+            return False
+        if self.marks:
+            return any(mark in text for mark in self.marks)
+        return holds_token_of(text, self.texts)
+
+
+def hidden_tokens(refs: Iterable[CitationRef]) -> HiddenTokens:
+    """The ``HiddenTokens`` of ``refs``."""
+    texts = frozenset(f"[{ref.kind.value}-{ref.id}]" for ref in refs)
+    return HiddenTokens(texts, (*texts, "-0") if len(texts) <= FEW_HIDDEN else ())
+
+
+def holds_token_of(text: str, texts: AbstractSet[str]) -> bool:
+    """Whether ``text`` holds a token whose text, without leading zeros, is one of ``texts``: one
+    C-level pass over its tokens (an overlong id is compared as text, never turned into an int)."""
+    found = set(_findall(text))
+    if not found.isdisjoint(texts):
+        return True
+    return "-0" in text and any(
+        token[5] == "0" and f"{token[:5]}{token[5:-1].lstrip('0') or '0'}]" in texts
+        for token in found
+    )
+
+
+#: No hidden ref: only a token written with leading zeros is looked at.
+NO_HIDDEN_TOKENS = HiddenTokens(frozenset(), ("-0",))

@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 import pyromark
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind
+from worker.core.citations.tokens import HiddenTokens, hidden_tokens
 from worker.core.claims.markdown import BLOCK_STARTS, blocks, mask
 
 __all__ = ["Region", "hidden_only_group", "regions", "sentences_of", "word_spans"]
@@ -183,12 +184,13 @@ def hidden_only_group(text: str, hidden: Collection[CitationRef]) -> bool:
     sentence cites a visible source). Groups never cross a block boundary."""
     if "[" not in text:
         return False
-    hidden = set(hidden)
+    # Never a copy per unit: a draft may hide a thousand ids and have fifty thousand units.
+    held = hidden if isinstance(hidden, set | frozenset) else set(hidden)
     if "\n" not in text and "\r" not in text:  # one line: one block, or a row's cells
-        return any(set(refs) <= hidden for _, _, refs in _groups(text))
+        return any(set(refs) <= held for _, _, refs in _groups(text))
     for region in regions(text):
         body = _region_text(text, region)
-        if "[" in body and any(set(refs) <= hidden for _, _, refs in _groups(body)):
+        if "[" in body and any(set(refs) <= held for _, _, refs in _groups(body)):
             return True
     return False
 
@@ -210,8 +212,8 @@ def word_spans(
     does not keep — unless it lies inside a ``judged`` span (sorted; a claim unit whose support
     was decided) — as ``(start, end, words)`` in order, not overlapping. A table row keeps its
     pipes; a line keeps its leading markers. Only regions that hold a hidden token are read."""
-    marks = _hidden_marks(hidden)
-    if not _may_hold(text, marks) or (keeps is None and not _may_replace(text, hidden, marks)):
+    marks = hidden_tokens(hidden)
+    if not marks.may_hold(text) or (keeps is None and not _may_replace(text, hidden, marks)):
         return []
     judged_starts = [s for s, _ in judged]
     spans: list[tuple[int, int, str]] = []
@@ -219,7 +221,7 @@ def word_spans(
     # draft that repeats them (a heading per section) reads each once.
     marked_of: dict[tuple[str, bool], list[tuple[int, int, bool]]] = {}
     kept_of: dict[str, bool] = {}
-    for region in regions(text, lambda piece: _may_hold(piece, marks)):
+    for region in regions(text, marks.may_hold):
         body = _region_text(text, region)
         marked = marked_of.get((body, region.prose))
         if marked is None:
@@ -239,18 +241,18 @@ def word_spans(
 
 
 def _marked(
-    body: str, prose: bool, hidden: Collection[CitationRef], marks: tuple[str, ...]
+    body: str, prose: bool, hidden: Collection[CitationRef], marks: HiddenTokens
 ) -> list[tuple[int, int, bool]]:
     """The sentences of a region's ``body`` that carry a hidden token, in order, as ``(start,
     end, replace)``: ``replace`` where a group of the sentence is hidden-only, else it lost a
     citation (whether it keeps its words is decided by ``word_spans``)."""
-    if not _may_hold(body, marks):
+    if not marks.may_hold(body):
         return []
     sentences: list[tuple[int, int]] | None = None
     starts: list[int] = []
     marked: dict[int, bool] = {}  # sentence index -> replace
     for group in GROUP_RE.finditer(body):
-        if not _may_hold(group.group(), marks):  # most groups cite visible sources only
+        if not marks.may_hold(group.group()):  # most groups cite visible sources only
             continue
         g_start = group.start()
         refs = _refs(group.group())
@@ -270,28 +272,17 @@ def _marked(
     return [(*sentences[k], replace) for k, replace in sorted(marked.items())]
 
 
-def _may_replace(text: str, hidden: Collection[CitationRef], marks: tuple[str, ...]) -> bool:
+def _may_replace(text: str, hidden: Collection[CitationRef], marks: HiddenTokens) -> bool:
     """Whether some group of ``text`` may be hidden-only (``False`` is sure): a group of the raw
     text that holds no line break lies inside one region, so unless one is hidden-only, or one
     spans a line break (and may part into groups of two regions), none is."""
     for group in GROUP_RE.finditer(text):
         found = group.group()
-        if not _may_hold(found, marks):
+        if not marks.may_hold(found):
             continue
         if "\n" in found or "\r" in found or all(r in hidden for r in _refs(found)):
             return True
     return False
-
-
-def _hidden_marks(hidden: Collection[CitationRef]) -> tuple[str, ...]:
-    """Texts one of which every hidden token holds (``[DOC-9`` for DOC 9, so ``[DOC-9]``;
-    ``-0`` stands for any written with leading zeros)."""
-    return (*{f"[{ref.kind.value}-{ref.id}]" for ref in hidden}, "-0")
-
-
-def _may_hold(text: str, marks: tuple[str, ...]) -> bool:
-    """Whether ``text`` may hold a hidden token (``False`` is sure)."""
-    return "[" in text and any(mark in text for mark in marks)
 
 
 def _inside(  # noqa: PLR0917 -- a sentence of a region, and the spans to look in

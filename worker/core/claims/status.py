@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -136,6 +137,9 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
         reading = _reading(index, sources)
     checking = reading  # made on first need where the policy turns the check off
     memo = _DraftMemo(hidden)  # each distinct unit text read once
+    # The hidden ids as digits, once a draft (not once an unsupported unit: a draft may hide a
+    # thousand ids and have fifty thousand units).
+    hidden_ids = frozenset(str(ref.id) for ref in hidden)
     uncited_claim = FailureCode.UNCITED_CLAIM
     sentence = UnitKind.SENTENCE
     for position, unit in enumerate(units):
@@ -178,7 +182,7 @@ def check_claim_units(  # noqa: PLR0917 -- the parts of the verdict's state rule
                 )
             if not redact or result.level is SupportLevel.SUPPORTED:
                 if reading is not None and enforce and result.level is SupportLevel.UNSUPPORTED:
-                    failures.append(_unsupported(unit, result, hidden))
+                    failures.append(_unsupported(unit, result, hidden_ids))
                 claims.append(claim)
                 continue
             # It lost a citation and its visible sources do not support it alone: its words
@@ -293,7 +297,7 @@ def _support(  # noqa: PLR0917 -- one cited unit's part of check_claim_units's s
 
 
 def _unsupported(
-    unit: ClaimUnit, result: SupportResult, hidden: frozenset[CitationRef] = frozenset()
+    unit: ClaimUnit, result: SupportResult, hidden_ids: AbstractSet[str] = frozenset()
 ) -> Failure:
     """``unsupported_claim`` at the unit's path, naming what of the unit's own (visible) words
     no cited source has: never a source's text."""
@@ -308,7 +312,7 @@ def _unsupported(
         )
     else:  # words_accuse only ever lowers a level: unreachable, kept total
         detail = "the cited sources do not say it"
-    if hidden and _names_an_id(detail, hidden):  # its own words, but a hidden id's digits
+    if hidden_ids and _names_an_id(detail, hidden_ids):  # its own words, a hidden id's digits
         detail = "the cited sources do not say it"
     if unit.kind is UnitKind.SENTENCE:
         detail = f"assertion sentence {unit.index + 1}: {detail}"
@@ -320,8 +324,7 @@ def _unsupported(
 _NUMBERS = re.compile(r"[0-9]+")
 
 
-def _names_an_id(text: str, hidden: frozenset[CitationRef]) -> bool:
-    """Whether a run of digits of ``text`` is a hidden id (rule 5: no hidden id in a regenerate
-    request, even one the agent wrote as a plain number)."""
-    ids = {str(ref.id) for ref in hidden}
-    return any(run.lstrip("0") in ids for run in _NUMBERS.findall(text))
+def _names_an_id(text: str, hidden_ids: AbstractSet[str]) -> bool:
+    """Whether a run of digits of ``text`` is a hidden id (``hidden_ids``: each as digits; rule
+    5: no hidden id in a regenerate request, even one the agent wrote as a plain number)."""
+    return any(run.lstrip("0") in hidden_ids for run in _NUMBERS.findall(text))
