@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import unicodedata
 from typing import Any
+from unittest.mock import patch
 
 import orjson
 from fixtures import NOW, POLICY, TENANT, make_draft, scaled
@@ -224,12 +225,35 @@ def _strings(value: Any) -> list[str]:
     return [str(value)]
 
 
-@given(
-    pieces=st.lists(piece, min_size=1, max_size=6),
-    injected=st.none() | st.tuples(st.integers(1, len(LOOKALIKE_FORMS) - 1), st.integers(0, 7)),
-)
+PIECES = st.lists(piece, min_size=1, max_size=6)
+INJECTED = st.none() | st.tuples(st.integers(1, len(LOOKALIKE_FORMS) - 1), st.integers(0, 7))
+
+
+@given(pieces=PIECES, injected=INJECTED)
 @settings(max_examples=scaled(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_no_hidden_id_and_no_hedged_words_reach_either_reader(
+    pieces: list[tuple[str, list[CitationRef]]], injected: tuple[int, int] | None
+) -> None:
+    assert_nothing_hidden_reaches_either_reader(pieces, injected)
+
+
+@given(pieces=PIECES, injected=INJECTED)
+@settings(max_examples=scaled(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_nothing_hidden_reaches_either_reader_by_the_one_pass_paths_for_many_hidden_ids(
+    pieces: list[tuple[str, list[CitationRef]]], injected: tuple[int, int] | None
+) -> None:
+    """The same, with every hidden id and title looked for as a draft hiding many has them
+    looked for (a string's tokens read once, the titles in one automaton) rather than one by
+    one: the thresholds at 0, so the corpus's two or three hidden refs take those paths."""
+    with (
+        patch("worker.core.citations.tokens.FEW_HIDDEN", 0),
+        patch("worker.core.claims.redacted.FEW_HIDDEN", 0),
+        patch("worker.core.citations.rendered.FEW_TITLES", 0),
+    ):
+        assert_nothing_hidden_reaches_either_reader(pieces, injected)
+
+
+def assert_nothing_hidden_reaches_either_reader(
     pieces: list[tuple[str, list[CitationRef]]], injected: tuple[int, int] | None
 ) -> None:
     markdown, markers = render(pieces)

@@ -64,6 +64,12 @@ def codes_paths(decision: Decision) -> list[tuple[str, str]]:
     return [(r["code"], r.get("path")) for r in message(decision, topic)["reasons"]]
 
 
+@pytest.fixture(autouse=True)
+def _each_way(hidden_lookups: str) -> str:
+    """Every test here twice: hidden ids and titles looked for one by one, and in one pass."""
+    return hidden_lookups
+
+
 # --- 1. the grounded answer's citations[].quote and title -----------------------------------------
 
 

@@ -59,6 +59,12 @@ def assert_nothing_hidden_shows(decision: Any) -> None:
         assert "73002" not in shown
 
 
+@pytest.fixture(autouse=True)
+def _each_way(hidden_lookups: str) -> str:
+    """Every test here twice: hidden ids and titles looked for one by one, and in one pass."""
+    return hidden_lookups
+
+
 # --- md: a token group crosses a block boundary ---------------------------------------------------
 
 GROUPS_ACROSS_BLOCKS = {
