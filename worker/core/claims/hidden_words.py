@@ -206,13 +206,17 @@ def word_spans(
     words: str,
     keeps: Keeps | None = None,
     judged: Sequence[tuple[int, int]] = (),
+    *,
+    marks: HiddenTokens | None = None,
 ) -> list[tuple[int, int, str]]:
     """What rule 5 replaces in ``text``: each sentence that carries a group whose ids are all
     ``hidden``, and (with ``keeps``) each other sentence carrying a hidden token that ``keeps``
     does not keep — unless it lies inside a ``judged`` span (sorted; a claim unit whose support
     was decided) — as ``(start, end, words)`` in order, not overlapping. A table row keeps its
-    pipes; a line keeps its leading markers. Only regions that hold a hidden token are read."""
-    marks = hidden_tokens(hidden)
+    pipes; a line keeps its leading markers. Only regions that hold a hidden token are read.
+    ``marks``: ``hidden``'s tokens (``hidden_tokens``) where the caller made them once for many
+    strings."""
+    marks = marks if marks is not None else hidden_tokens(hidden)
     if not marks.may_hold(text) or (keeps is None and not _may_replace(text, hidden, marks)):
         return []
     judged_starts = [s for s, _ in judged]

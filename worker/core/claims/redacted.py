@@ -23,7 +23,12 @@ from typing import Any, NamedTuple
 
 from worker.core.citations.evidence import CitationRef, EvidenceKind
 from worker.core.citations.redaction import replace_spans, without_lookalikes
-from worker.core.citations.tokens import FEW_HIDDEN
+from worker.core.citations.tokens import (
+    FEW_HIDDEN,
+    NO_HIDDEN_TOKENS,
+    HiddenTokens,
+    hidden_tokens,
+)
 from worker.core.claims.hidden_words import Keeps, word_spans
 from worker.core.claims.status import UnitStatus, UnitVerdict
 from worker.core.claims.units import UnitKind
@@ -65,6 +70,9 @@ class HiddenRefs(NamedTuple):
     #: Spans of the text already judged as claim units (their support decided): ``keeps`` is
     #: not asked again inside them.
     judged: Sequence[tuple[int, int]] = ()
+    #: ``refs``'s tokens as rule 5's reading looks for them, made once for the output (not once
+    #: a string: a draft may hide a thousand ids and have twenty thousand claims).
+    tokens: HiddenTokens = NO_HIDDEN_TOKENS
 
 
 def hidden_of(
@@ -74,9 +82,8 @@ def hidden_of(
     keeps: Keeps | None = None,
 ) -> HiddenRefs:
     """The ``HiddenRefs`` of ``refs``: their token texts written once for ``remove_hidden``."""
-    return HiddenRefs(
-        refs, frozenset([f"[{ref.kind.value}-{ref.id}]" for ref in refs]), words, replaced, keeps
-    )
+    tokens = hidden_tokens(refs)
+    return HiddenRefs(refs, tokens.texts, words, replaced, keeps, tokens=tokens)
 
 
 def _hidden_word_spans(text: str, hidden: HiddenRefs) -> list[tuple[int, int, str]]:
@@ -85,7 +92,9 @@ def _hidden_word_spans(text: str, hidden: HiddenRefs) -> list[tuple[int, int, st
     whose ids are all hidden, and each other sentence that lost a citation and that
     ``hidden.keeps`` does not keep, as a replacement of its words by ``hidden.words``
     (``worker.core.claims.hidden_words``)."""
-    spans = word_spans(text, hidden.refs, hidden.words or "", hidden.keeps, hidden.judged)
+    spans = word_spans(
+        text, hidden.refs, hidden.words or "", hidden.keeps, hidden.judged, marks=hidden.tokens
+    )
     if spans and hidden.replaced is not None:
         hidden.replaced.extend(range(len(spans)))
     return spans
