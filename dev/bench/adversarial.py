@@ -335,6 +335,16 @@ def hidden_many() -> Iterator[str]:
         yield f"Aurora {i % 9} [DOC-{1 + i % len(MANY_HIDDEN)}][OBS-1]. "
 
 
+def hidden_claims_many() -> Iterator[dict[str, Any]]:
+    """``claims[]`` items each citing another of 998 hidden documents beside a visible source:
+    what is made of the hidden ids must be made once for the output, not once for each claim."""
+    for i in itertools.count():
+        yield {
+            "text": f"Aurora waited near buoy 7 [DOC-{1 + i % len(MANY_HIDDEN)}] [OBS-1].",
+            "citations": [],
+        }
+
+
 def short_hidden() -> Iterator[str]:
     """The shortest sentences that lost a citation: each asks rule 5 and rule 6b."""
     for i in itertools.count():
@@ -407,6 +417,7 @@ SHAPES: dict[str, Callable[[], Iterator[str]] | Shape] = {
     "short-hidden": short_hidden,
     "hidden-many": Shape(hidden_many, hidden=MANY_HIDDEN),
     "hidden-titles": Shape(hidden_many, hidden=MANY_HIDDEN, titled=True),
+    "hidden-claims-many": Shape(hidden_claims_many, claims_output, hidden=MANY_HIDDEN),
 }
 
 

@@ -60,7 +60,7 @@ def test_the_table_has_a_row_per_shape_and_size_then_the_max() -> None:
         "terminator-runs", "quote-stops", "sources-numbers", "duplicate-quotes", "missing-words",
         "inline-html", "link-nesting", "empty-items", "form-feeds", "hidden-mixed",
         "hidden-headings", "hidden-lines", "hidden-rows", "hidden-claims", "stray-brackets",
-        "short-claims", "short-hidden", "hidden-many", "hidden-titles",
+        "short-claims", "short-hidden", "hidden-many", "hidden-titles", "hidden-claims-many",
     ]  # fmt: skip
     assert [m["shape"] for m in parsed if m] == [shape for shape in shapes for _ in sizes]
     for i, m in enumerate(parsed):  # each draft as large as whole pieces allow, never over
@@ -119,6 +119,7 @@ def test_the_worker_and_check_are_one_mode_and_paused_is_its_alias() -> None:
         ("short-claims", "Aurora 1 [OBS-2]. Aurora 2 [OBS-3]. "),
         ("short-hidden", "Aurora 1 [DOC-9][OBS-2]. Aurora 2 [DOC-9][OBS-3]. "),
         ("hidden-many", "Aurora 0 [DOC-1][OBS-1]. Aurora 1 [DOC-2][OBS-1]. "),
+        ("hidden-claims-many", '"text":"Aurora waited near buoy 7 [DOC-2] [OBS-1]."'),
     ],
 )
 def test_the_new_shapes_build_what_they_name(name: str, needle: str) -> None:
