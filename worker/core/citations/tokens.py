@@ -36,8 +36,8 @@ MAX_ID_DIGITS = 1000
 #: The citation token; possessive ``++`` so a failed attempt never backtracks through digits.
 TOKEN_RE = re.compile(r"\[(OBS|DOC|EVT)-([0-9]++)\]")
 #: The same grammar without groups: ``findall`` returns each token's text, built in C.
-_TOKEN_TEXT_RE = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]++\]")
-_findall = _TOKEN_TEXT_RE.findall
+TOKEN_TEXT_RE = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]++\]")
+_findall = TOKEN_TEXT_RE.findall
 
 _KINDS = {k.value: k for k in EvidenceKind}
 #: The longest token whose digits may go to ``int`` as they are: ``[OBS-`` + 1,000 digits + ``]``.
@@ -278,9 +278,14 @@ def holds_token_of(text: str, texts: AbstractSet[str]) -> bool:
     if not found.isdisjoint(texts):
         return True
     return "-0" in text and any(
-        token[5] == "0" and f"{token[:5]}{token[5:-1].lstrip('0') or '0'}]" in texts
-        for token in found
+        token[5] == "0" and without_zeros(token) in texts for token in found
     )
+
+
+def without_zeros(token: str) -> str:
+    """A token's text with its id's leading zeros read off (``[DOC-009]`` is ``[DOC-9]``),
+    compared as text: an overlong id is never turned into an int."""
+    return f"{token[:5]}{token[5:-1].lstrip('0') or '0'}]"
 
 
 #: No hidden ref: only a token written with leading zeros is looked at.

@@ -26,8 +26,10 @@ from worker.core.citations.redaction import replace_spans, without_lookalikes
 from worker.core.citations.tokens import (
     FEW_HIDDEN,
     NO_HIDDEN_TOKENS,
+    TOKEN_TEXT_RE,
     HiddenTokens,
     hidden_tokens,
+    without_zeros,
 )
 from worker.core.claims.hidden_words import Keeps, word_spans
 from worker.core.claims.status import UnitStatus, UnitVerdict
@@ -40,11 +42,9 @@ _ITEM = re.compile(r"^(claims|sections|timeline)\[(\d+)\]")
 #: The top-level key of a path, and the list index right after it if any (``claims[2].text``).
 _TOP = re.compile(r"([^.\[]*)(?:\[(\d+)\])?")
 _TEXT_FIELD = {"claims": "text", "sections": "body_markdown", "timeline": "text"}
-#: The token grammar without groups (``worker.core.citations.tokens``): ``findall`` gives token
-#: texts.
-_TOKEN_TEXT = re.compile(r"\[(?:OBS|DOC|EVT)-[0-9]++\]")
-_find_tokens = _TOKEN_TEXT.findall
-_token_matches = _TOKEN_TEXT.finditer
+#: The token grammar without groups: ``findall`` gives token texts.
+_find_tokens = TOKEN_TEXT_RE.findall
+_token_matches = TOKEN_TEXT_RE.finditer
 #: A kind's member by its value without the enum's call (``EvidenceKind(kind)`` for any other).
 _KINDS = {k.value: k for k in EvidenceKind}
 _STRUCTURED_LISTS = ("claims", "sections", "timeline")
@@ -129,7 +129,7 @@ def _remove_tokens(text: str, hidden: HiddenRefs) -> str:
     hits = found & hidden.texts
     if "-0" in text:  # a token may have leading zeros
         for token in found:
-            if token[5] == "0" and f"{token[:5]}{token[5:-1].lstrip('0') or '0'}]" in hidden.texts:
+            if token[5] == "0" and without_zeros(token) in hidden.texts:
                 hits.add(token)
     if not hits:
         return text
