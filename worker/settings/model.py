@@ -205,6 +205,12 @@ class Settings(BaseSettings):
         description="table recovery that makes no progress for this long exits the worker "
         "(code 75) for its supervisor to restart it",
     )
+    slow_batch_report_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="a batch in hand for this long is logged (batch.slow) with what every task "
+        "awaits, and again at each further interval; nothing else changes",
+    )
     deadline_scan_interval_s: float = Field(
         default=1.0, gt=0, description="how often regeneration deadlines are looked for"
     )

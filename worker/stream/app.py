@@ -63,6 +63,7 @@ from worker.stream.processing.pipeline import BatchProcessor
 from worker.stream.turns.deadlines import DeadlineScanner
 from worker.stream.turns.table import FaustTurnStore
 from worker.stream.watchdogs.recovery import watch_recovery
+from worker.stream.watchdogs.slow_batch import watch_batches
 from worker.stream.watchdogs.stall import OffsetProbe, watch_partitions
 from worker.stream.web import wire_pages
 
@@ -306,10 +307,12 @@ def _wire_watchdogs(app: faust.App, settings: Settings, state: LoopState, metric
 
     @app.task  # type: ignore[untyped-decorator]
     async def watchdogs() -> None:
-        # A stalled table recovery exits the process; an idle lagging partition is re-read.
+        # A stalled table recovery exits the process; an idle lagging partition is re-read;
+        # a batch in hand too long is logged with what it awaits.
         await asyncio.gather(
             watch_recovery(app, settings),
             watch_partitions(app, settings, metrics, busy=lambda: state.busy),
+            watch_batches(state, settings),
         )
 
 

@@ -118,6 +118,8 @@ class LoopState:
     batches: int = 0
     #: A batch is being processed (the stall watchdog leaves a busy worker alone).
     busy: bool = False
+    #: ``time.monotonic()`` when the batch in hand was taken (the slow-batch watchdog).
+    busy_since: float = 0.0
     #: The consumer generation of the last batch; ``None`` before the first.
     generation: int | None = None
     #: Tables recovered since the last tick: the deadline scanner re-reads them.
@@ -159,8 +161,8 @@ class DraftLoop:
     async def handle(self, batch: list[Incoming], intake: Intake) -> None:
         """Decide what of ``batch`` may be decided now; dead-letter it if it fails as a whole."""
         state = self._state
-        state.busy = True
         started = self._monotonic()
+        state.busy, state.busy_since = True, started
         if self._processor is None:
             self._processor, self._probe = await self._open(self._collector)
             self._collector.settle()
