@@ -9,7 +9,6 @@ Driver errors become ``worker.faults`` in ``_store_faults`` and nowhere else.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -23,6 +22,7 @@ from pymongo.monitoring import _EventListener
 from worker.core import CitationRef, EvidenceKind, EvidenceRecord, Found, Wanted
 from worker.faults import StoreUnavailable
 from worker.settings import Settings
+from worker.stores.deadline import within
 from worker.stores.rows import parse_document, queryable_ids
 
 #: Only what the core reads; ``tenant_id`` is already bound by the filter.
@@ -123,7 +123,11 @@ class MongoEvidence:
         size = sum(map(len, asked.values()))
         allowed = {t: set(ids) for t, ids in asked.items()}
         with _store_faults(f"find in {self._collection_name}"):
-            docs = await asyncio.wait_for(self._find(query, projection, size), self._timeout)
+            docs = await within(
+                self._timeout,
+                self._find(query, projection, size),
+                what=f"find in {self._collection_name}",
+            )
         for doc in docs:
             owner = doc.pop("tenant_id") if len(asked) > 1 else next(iter(asked))
             record = parse_document(self._collection_name, doc)

@@ -10,7 +10,6 @@ Driver errors become ``worker.faults`` in ``_store_faults`` and nowhere else; th
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -26,6 +25,7 @@ from worker.core import CitationRef, EvidenceKind, EvidenceRecord, Found, Wanted
 from worker.faults import StoreUnavailable
 from worker.settings import Settings
 from worker.stores.concurrency import gather_all
+from worker.stores.deadline import within
 from worker.stores.identifiers import quote_identifier
 from worker.stores.rows import parse_sql_row, queryable_ids
 
@@ -172,7 +172,7 @@ async def open_pool(
         yield pool
     finally:
         try:
-            await asyncio.wait_for(pool.close(), settings.store_timeout_s)
+            await within(settings.store_timeout_s, pool.close(), what="close pool")
         except (TimeoutError, OSError, asyncpg.exceptions.PostgresError):
             pool.terminate()
 
@@ -182,7 +182,7 @@ async def run_pooled(
 ) -> T:
     """Run ``statement`` on a connection of ``pool``, bounded by ``limit_s``; faults translated."""
     with _store_faults(what):
-        return await asyncio.wait_for(_on_connection(pool, statement), limit_s)
+        return await within(limit_s, _on_connection(pool, statement), what=what)
 
 
 async def _on_connection(pool: Any, statement: Callable[[Any], Awaitable[T]]) -> T:
