@@ -393,9 +393,25 @@ class Fleet:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if exc[0] is not None:
+            # A scenario failed (a wait timed out, say): what each worker said it was stuck on.
+            for w in self.workers:
+                with contextlib.suppress(OSError):
+                    for line in stuck_lines(w.log_events()):
+                        print(f"{w.app_id}: {line}")
         for w in self.workers:
             self.wanted[id(w)] = False
             await w.stop()
+
+
+#: The worker's own lines that say a batch is stuck or a store call was left behind.
+STUCK_EVENTS = ("batch.slow", "store.call_abandoned")
+
+
+def stuck_lines(events: list[dict[str, Any]], last: int = 3) -> list[str]:
+    """The last ``batch.slow`` and ``store.call_abandoned`` lines of a worker's log events."""
+    stuck = [e for e in events if e.get("event") in STUCK_EVENTS]
+    return [json.dumps(e, default=str)[:4000] for e in stuck[-last:]]
 
 
 # --------------------------------------------------------------------------------------------------

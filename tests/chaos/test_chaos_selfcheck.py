@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chaoslib import PRINCIPALS, Stream, hidden_in_tenant, scan_leaks, scan_logs
+from chaoslib import PRINCIPALS, Stream, hidden_in_tenant, scan_leaks, scan_logs, stuck_lines
 
 from dev.harness import Received
 
@@ -57,3 +57,16 @@ def test_a_marker_in_an_info_log_line_is_a_leak_and_debug_is_apart(tmp_path: Pat
 
     found = scan_logs([Logs()], stream.plan)  # type: ignore[list-item]
     assert (len(found["info_plus"]), len(found["debug"])) == (2, 1)
+
+
+def test_a_failed_scenario_shows_what_a_worker_was_stuck_on() -> None:
+    events = [
+        {"event": "draft.routed", "turn_id": "t-1"},
+        {"event": "batch.slow", "in_hand_s": 60.2, "tasks": ["Task-9: pipeline.py:120 process"]},
+        {"event": "store.retry", "attempt": 2},
+        {"event": "store.call_abandoned", "call": "find in documents", "after_s": 3.0},
+    ]
+    lines = stuck_lines(events)
+    assert [json.loads(line)["event"] for line in lines] == ["batch.slow", "store.call_abandoned"]
+    assert "pipeline.py:120 process" in lines[0]
+    assert stuck_lines(events[:1]) == []
