@@ -8,9 +8,11 @@ per test and must serve again after the restart without being re-created.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -23,8 +25,10 @@ import pytest
 from one_tenant import fetch_one
 
 from dev.testbed import mongo, postgres
+from dev.testbed.process import children
 from worker.core import CitationRef, EvidenceKind, EvidenceRecord
 from worker.faults import StoreUnavailable
+from worker.stores.deadline import CLEANUP_GRACE_S
 from worker.stores.demo import load_corpus
 from worker.stores.ledger import PostgresLedger
 from worker.stores.ledger_rows import LedgerRecord
@@ -69,6 +73,11 @@ class PrivatePostgres:
     def stop(self, mode: str = "fast") -> None:
         self._pg(["pg_ctl", "stop", "-w", "-m", mode, "-D", "data"])
 
+    def pids(self) -> list[int]:
+        """The postmaster and every process it started (the backends serving connections)."""
+        postmaster = int((self.home / "data" / "postmaster.pid").read_text().split()[0])
+        return [postmaster, *children(postmaster)]
+
     def remove(self) -> None:
         subprocess.run(
             postgres.as_pg([str(self._bindir / "pg_ctl"), "stop", "-m", "immediate", "-D", "data"]),
@@ -99,6 +108,10 @@ class PrivateFerretDB:
             assert self._process.poll() is None, "FerretDB exited at start"
             assert time.monotonic() < deadline, "FerretDB did not answer within 30 s"
             time.sleep(0.1)
+
+    def pids(self) -> list[int]:
+        assert self._process is not None
+        return [self._process.pid]
 
     def stop(self) -> None:
         if self._process is not None:
@@ -237,6 +250,60 @@ async def test_mongodb_stopped_mid_test_then_back(
         # The driver re-checks an unknown server every 500 ms while a selection waits, so the
         # first call after the restart is served within its own timeout.
         assert attempts == 1
+
+
+@contextlib.contextmanager
+def frozen(pids: list[int]) -> Iterator[None]:
+    """The processes stopped (SIGSTOP) inside the block: a server that hangs with its
+    connections open, replies and cancel requests unanswered; SIGCONT after it, always."""
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+
+async def test_a_frozen_server_is_unavailable_by_the_deadline_and_serves_when_thawed(
+    private_postgres: PrivatePostgres,
+    private_ferretdb: PrivateFerretDB,
+    pg_settings: Any,
+    settings_for: Any,
+) -> None:
+    """A server that stops answering mid-session, connections open: the driver's cancellation
+    waits on it (asyncpg sends a cancel request the frozen postmaster never reads), and the
+    call must still end by ``store_timeout_s`` and the cleanup grace
+    (``worker/stores/deadline.py``)."""
+    bound = TIMEOUT_S + CLEANUP_GRACE_S + 1.0
+    mongo_settings = settings_for(pg_settings.postgres_dsn.get_secret_value(),
+                                  private_ferretdb.url, store_timeout_s=TIMEOUT_S)  # fmt: skip
+    async with (
+        PostgresEvidence.connect(pg_settings) as pg,
+        MongoEvidence.connect(mongo_settings) as docs,
+    ):
+        await ensure_mongo_indexes(docs.database, mongo_settings)
+        acme = load_corpus().tenant("acme")
+        await docs.database[mongo_settings.documents_collection].insert_many(
+            [d.to_mongo("acme") for d in acme.documents]
+        )
+        assert set(await fetch_one(pg, "acme", {OBS_1001})) == {OBS_1001}
+        assert set(await fetch_one(docs, "acme", {DOC_9001})) == {DOC_9001}
+
+        with frozen(private_postgres.pids()):
+            took = await _expect_unavailable(lambda: fetch_one(pg, "acme", {OBS_1001}))
+            assert took < bound
+            took = await _expect_unavailable(lambda: fetch_one(pg, "acme", {OBS_1001}))
+            assert took < bound
+        records, _ = await _first_success_after_restart(lambda: fetch_one(pg, "acme", {OBS_1001}))
+        assert set(records) == {OBS_1001}
+
+        with frozen(private_ferretdb.pids()):
+            took = await _expect_unavailable(lambda: fetch_one(docs, "acme", {DOC_9001}))
+            assert took < bound
+        records, _ = await _first_success_after_restart(lambda: fetch_one(docs, "acme", {DOC_9001}))
+        assert set(records) == {DOC_9001}
 
 
 async def test_silent_servers_time_out_as_unavailable(settings_for: Any) -> None:
