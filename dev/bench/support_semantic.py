@@ -28,10 +28,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+#: The labels and title line of ``dev.bench.support``, written again: ``--embed`` runs where the
+#: project is not installed (the model's own environment), so it cannot import that module.
 LABELS = ("supported", "not_supported", "partially_supported")
-#: The most `supported` claims a rule may accuse on dev (the issue's target).
-MAX_ACCUSED = 0.05
 _TITLE = "(meta data) TITLE:"
+#: The most `supported` claims a rule may accuse on dev (the target in docs/support.md).
+MAX_ACCUSED = 0.05
 
 
 class Row(NamedTuple):
